@@ -1,0 +1,47 @@
+"""pick-a-method's training methods: validated method objects and their update rules in torch.
+
+``import methods`` is cheap and never imports torch; the update rules import it on first call.
+
+    >>> import methods
+    >>> m = methods.make_method("FlashReinforce", trust=0.01)
+    >>> upd = m.update(trajectories)            # list of dicts or a methods.Batch
+    >>> upd.loss(logprobs).backward()           # grad wrt logprobs == -upd.coefficients
+"""
+
+from methods import defaults
+from methods.objects import (
+    BPCO,
+    GRPO,
+    METHODS,
+    OPD,
+    OPSD,
+    RAE,
+    SAO,
+    Async,
+    FlashReinforce,
+    GroupwiseGrading,
+    MaxRL,
+    Method,
+    ReinforceAda,
+    make_method,
+    method_names,
+)
+
+__all__ = [
+    "defaults",
+    "Method",
+    "GRPO",
+    "MaxRL",
+    "RAE",
+    "OPD",
+    "OPSD",
+    "Async",
+    "FlashReinforce",
+    "SAO",
+    "BPCO",
+    "GroupwiseGrading",
+    "ReinforceAda",
+    "METHODS",
+    "make_method",
+    "method_names",
+]
