@@ -1,0 +1,179 @@
+"""The verdicts: one pydantic model per question, the same models the MCP tools return.
+
+Every verdict carries `verdict` (a short machine-readable word), `summary` (what a person or an agent can
+act on), `next_step` (what to do now, as a tool call where it is one) and `warnings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Interval = tuple[float, float]
+
+
+class NextStep(BaseModel):
+    """What to do now. Where it is a tool call, `tool` and `arguments` are ready to send."""
+
+    tool: str | None = Field(None, description="The MCP tool to call next, or null when the step is not a call.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments for that tool, as it accepts them.")
+    needs: list[str] = Field(default_factory=list,
+                             description="Arguments the caller must fill in before calling (placeholders in `arguments`).")
+    why: str = Field(description="Why this is the next step, in one sentence.")
+
+
+class Verdict(BaseModel):
+    verdict: str = Field(description="A short machine-readable answer.")
+    summary: str = Field(description="One or two sentences a person or an agent can act on.")
+    next_step: NextStep
+    warnings: list[str] = Field(default_factory=list, description="What the caller should know before acting.")
+
+
+class RowRef(BaseModel):
+    row: int = Field(description="0-based index of the row in the input.")
+    line: int | None = Field(None, description="1-based line number in the file, when read from one.")
+    task_id: str
+
+
+class TruncatedPasses(Verdict):
+    """Question 1: can a reply cut off at the token cap pass?"""
+
+    verdict: Literal["fix_reward", "ok", "unknown", "empty"]
+    count: int = Field(description="Truncated rows that passed (reward >= pass_threshold).")
+    truncated_rows: int = Field(description="Rows cut off at the token cap (truncated, or finish_reason 'length').")
+    share: float | None = Field(description="truncated_rows / rows that state whether they were cut off; null if none do.")
+    n_rows: int
+    n_truncation_stated: int = Field(description="Rows that say whether they were cut off.")
+    pass_threshold: float
+    examples: list[RowRef] = Field(description="Truncated rows that passed (the first few).")
+    examples_omitted: int = 0
+    tasks: list[str] = Field(description="Tasks with a truncated pass (the first few).")
+
+
+class RolloutsPerTask(Verdict):
+    """Question 2: how many graded rollouts per prompt?"""
+
+    verdict: Literal["grouped", "single", "mostly_single", "empty"]
+    k: int = Field(description="The smallest group: graded rollouts of the task with fewest.")
+    k_max: int
+    k_median: float
+    n_tasks: int = Field(description="Tasks with at least one graded rollout.")
+    n_single: int = Field(description="Tasks with exactly one graded rollout.")
+    sizes: dict[str, int] = Field(description="Group size -> number of tasks with that many graded rollouts.")
+
+
+class PassAt(Verdict):
+    """Per-task pass rates, pass@1 with a 95% task-bootstrap interval, pass@k and pass^k."""
+
+    verdict: Literal["measured", "no_interval", "empty"]
+    pass_at_1: float | None = Field(description="Mean over tasks of the per-task pass rate.")
+    ci95: Interval | None = Field(description="95% percentile bootstrap over tasks; null under 3 tasks.")
+    k: int = Field(description="The k of pass@k and pass^k (default: the smallest group).")
+    pass_at_k: float | None = Field(description="Unbiased pass@k (Chen et al. 2021) over groups of at least k.")
+    pass_pow_k: float | None = Field(description="Unbiased pass^k (Yao et al. 2024) over groups of at least k.")
+    pass_at_k_ci95: Interval | None = None
+    pass_pow_k_ci95: Interval | None = None
+    n_tasks: int
+    n_tasks_at_k: int = Field(description="Groups with at least k graded rollouts (the ones pass@k reads).")
+    n_rows: int
+    n_graded: int
+    n_ungraded: int = Field(description="Rows with no reward (missing, null or NaN): left out, not counted as fails.")
+    n_nonbinary: int = Field(description="Graded rows whose reward is neither 0 nor 1.")
+    pass_threshold: float
+    per_task: dict[str, float] = Field(description="Task -> pass rate, in first-seen order; capped, see per_task_omitted.")
+    per_task_omitted: int = Field(0, description="Tasks left out of per_task; page with per_task_offset.")
+    per_task_offset: int = 0
+
+
+class Band(Verdict):
+    """Question 3: the per-task band (floor, saturated or mixed) and how many tasks split."""
+
+    verdict: Literal["floor", "saturated", "mixed", "empty"]
+    split_share: float | None = Field(description="Share of tasks (with 2+ graded rollouts) that both pass and fail.")
+    n_tasks: int
+    n_split: int
+    n_all_fail: int
+    n_all_pass: int
+    n_single: int = Field(description="Tasks with one graded rollout: they cannot split, so split_share leaves them out.")
+    k: int
+    pass_at_1: float | None
+    predicted_split_share: dict[str, float] = Field(
+        description="k -> mean over tasks of 1 - p^k - (1-p)^k: the split share to expect at that many rollouts.")
+    few_split: bool = Field(description=f"Fewer split tasks than a grouped method needs (see the summary).")
+
+
+class OnPolicy(Verdict):
+    """Question 4: did the model you will train write these rows?"""
+
+    verdict: Literal["yes", "no", "unknown"]
+    kind: Literal["same_model", "older_checkpoint", "other_model", "unnamed", "no_model_given", "empty"]
+    model: str | None
+    share_named: float | None = Field(description="Share of rows that name their sampling model.")
+    models: dict[str, int] = Field(description="Sampling model -> rows (the most common first; capped).")
+
+
+class PairedDifference(BaseModel):
+    n_shared: int = Field(description="Tasks both sides scored.")
+    mean_diff: float = Field(description="Mean over shared tasks of teacher minus student pass rate.")
+    ci95: Interval | None
+
+
+class TeacherClears(Verdict):
+    """Question 5: does the teacher beat the student by `effect`, with intervals apart?"""
+
+    verdict: Literal["clears", "does_not_clear", "tokenizer_mismatch", "undecided"]
+    clears: bool | None = Field(description="true / false, or null when the rows cannot decide.")
+    gap: float | None = Field(description="teacher pass@1 - student pass@1.")
+    apart: bool | None = Field(description="The teacher's interval lies wholly above the student's.")
+    effect: float
+    teacher_pass_at_1: float | None
+    teacher_ci95: Interval | None
+    student_pass_at_1: float | None
+    student_ci95: Interval | None
+    paired: PairedDifference | None = Field(description="Bootstrap of the per-task difference on shared tasks.")
+    tokenizers_match: bool | None = Field(description="Whether teacher and student share a tokenizer, if known.")
+
+
+class HoldoutSize(Verdict):
+    """Step 7: how many held-out tasks prove the effect."""
+
+    verdict: Literal["sized"]
+    n_tasks: int
+    effect: float
+    base: float
+    k: int
+    power: float
+    alpha: float
+    task_std: float = Field(description="One task's paired-difference standard deviation.")
+    sd_source: Literal["model", "given", "rows"]
+    half_width: float = Field(description="Half-width of the 95% interval on the gain at n_tasks.")
+    n_tasks_concentrated: int | None = Field(description="Tasks needed if the gain sits on the fewest tasks.")
+    n_paired: int | None = None
+    saturated: bool = False
+    n_tasks_low: int | None = None
+    n_tasks_high: int | None = None
+
+
+class TraceStep(BaseModel):
+    question: int = Field(description="The skill's question number (1-6); 0 is the grading check.")
+    name: str
+    answer: str
+    decided: bool = Field(description="This question settled the route.")
+    evidence: dict[str, Any]
+
+
+RouteName = Literal["fix_reward", "grade_first", "single_rollout", "floor", "saturated", "opd", "sft", "dpo", "grpo"]
+
+
+class Route(Verdict):
+    """The six questions in the skill's order; the first that decides, stops."""
+
+    route: RouteName
+    methods: list[str] = Field(description="The concrete methods for this route, best first.")
+    trace: list[TraceStep]
+    alternatives: list[NextStep] = Field(default_factory=list, description="Other calls worth making.")
+    before_gpu: list[str] = Field(default_factory=list, description="Checks to run before spending GPU time (step 7).")
+    model: str | None
+    n_rows: int
+    n_tasks: int
