@@ -217,7 +217,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     knobs = {"group_size": 16} if b.few_split else None
     if stale:
         step = _prime_rl_step("async", taskset=taskset, model=model,
-                              knobs={"method": {"name": "grpo", **(knobs or {})}, "correction": "ipo"},
+                              knobs={"method": {"name": "grpo", **knobs} if knobs else "grpo", "correction": "ipo"},
                               why="Grouped RL on split tasks, with a staleness bound and ipo correction for the "
                                   "async sampler.")
     else:

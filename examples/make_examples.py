@@ -1,0 +1,65 @@
+"""Writes the example graded-row files (deterministic; run from anywhere: python examples/make_examples.py).
+
+Each file shows one route of the skill. Rows are one rollout each: task_id, reward, truncated, model
+(and max_tokens where the teacher comparison needs it).
+"""
+
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).parent
+STUDENT, TEACHER = "Qwen/Qwen3-8B", "Qwen/Qwen3-32B"
+
+
+def rollouts(n_tasks, k, rate, *, model=STUDENT, prefix="refund", seed=0, truncate=0.0, max_tokens=4096):
+    """k rollouts per task; each task's pass rate is drawn by `rate(rng)`."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(n_tasks):
+        p = rate(rng)
+        for _ in range(k):
+            passed = rng.random() < p
+            cut = rng.random() < truncate
+            rows.append({"task_id": f"{prefix}-{t:03d}", "reward": 1.0 if passed and not cut else 0.0,
+                         "truncated": cut, "model": model, "max_tokens": max_tokens})
+    return rows
+
+
+def write(name, rows):
+    with open(HERE / name, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def main():
+    # Mixed, on-policy: most tasks split at k = 8. Route: grpo.
+    write("mixed.jsonl", rollouts(80, 8, lambda r: r.choice([0.0, 0.15, 0.3, 0.5, 0.7, 0.85, 1.0])))
+    # A grader that passes cut-off replies: a keyword landed before the cap. Route: fix_reward.
+    cut = rollouts(30, 4, lambda r: 0.5, seed=1)
+    for i, row in enumerate(cut):
+        if i % 7 == 0:
+            row.update(truncated=True, reward=1.0)
+    write("cut_off.jsonl", cut)
+    # Production traces, one per prompt. Route: single_rollout.
+    write("one_per_prompt.jsonl", rollouts(50, 1, lambda r: 0.6, seed=2))
+    # Every task fails. Route: floor (OPSD at 8B).
+    write("floor.jsonl", rollouts(40, 4, lambda r: 0.0, seed=3))
+    # Every task passes. Route: saturated.
+    write("saturated.jsonl", rollouts(40, 4, lambda r: 1.0, seed=4))
+    # Rows a stronger model wrote for the data set. Route: sft.
+    write("off_policy.jsonl", rollouts(60, 4, lambda r: r.choice([0.25, 0.5, 0.75]), model=TEACHER, seed=5))
+    # An async sampler: older checkpoints of the trained model. Route: grpo wrapped in Async.
+    stale = rollouts(60, 8, lambda r: r.choice([0.25, 0.5, 0.75]), seed=6)
+    for i, row in enumerate(stale):
+        row["model"] = f"{STUDENT}@step-{40 + (i // 120) * 4}"
+    write("async_sampler.jsonl", stale)
+    # The student and two candidate teachers on the same 48 held-out tasks, at the student's budget.
+    write("student.jsonl", rollouts(48, 4, lambda r: r.choice([0.5, 0.75, 0.75, 1.0]), seed=7, prefix="held"))
+    write("teacher_strong.jsonl", rollouts(48, 4, lambda r: 1.0, model=TEACHER, seed=8, prefix="held"))
+    write("teacher_weak.jsonl", rollouts(48, 4, lambda r: r.choice([0.25, 0.5, 0.75, 1.0]), model=TEACHER,
+                                         seed=9, prefix="held"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+"""The MCP server: each tool reads its rows, calls one core function off the event loop, and maps errors.
+
+Neither torch nor transformers is imported here: `preview_update` and the tokenizer check import them on
+first use, so `initialize` and `tools/list` answer fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.resources
+import logging
+from typing import Annotated, Any, Callable, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+import routing
+from routing import defaults as D
+
+from .options import ServerOptions
+
+log = logging.getLogger("pick_a_method.server")
+T = TypeVar("T")
+
+NAME = "pick-a-method"
+SKILL_URI = f"skill://{NAME}/SKILL.md"
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITES_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                              open_world_hint=False)
+
+INSTRUCTIONS = """\
+pick-a-method reads graded rollouts (one row per rollout: task_id, reward, truncated, model) and picks the
+post-training method. Start with `route` on the rows (rows_path for a file) and the model you will train; it asks
+the skill's six questions in order and returns the route, the evidence for each question (`trace`) and
+`next_step`, a ready tool call. Use `truncated_passes`, `band`, `pass_at` and `teacher_clears` to look at one
+question; `holdout_size` to size the held-out set; `prime_rl_config` to write the prime-rl TOML for grpo, max_rl,
+rae, opd, opsd or async; `preview_update` to see what a single-rollout method would keep from logged rollouts.
+Read every verdict's `warnings`. The full guide is the resource skill://pick-a-method/SKILL.md.
+"""
+
+RowsArg = Annotated[list[dict[str, Any]] | None, Field(
+    description="Graded rows inline, one object per rollout: task_id (or scenario_id / prompt), reward (number; "
+                "null = ungraded), truncated (bool) or finish_reason, model. Use rows_path for large sets.")]
+PathArg = Annotated[str | None, Field(
+    description="Path to a file of graded rows: .jsonl (or .jsonl.gz), a .json array, .csv, or .parquet. "
+                "Relative paths are read from the server's working folder.")]
+Threshold = Annotated[float, Field(description="A row passes when reward >= this.")]
+Effect = Annotated[float, Field(gt=0, lt=1, description="The gain to prove, e.g. 0.05 (five points).")]
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version(NAME)
+    except importlib.metadata.PackageNotFoundError:
+        return "0.0.0+local"
+
+
+def skill_text() -> str:
+    return importlib.resources.files("skill").joinpath("SKILL.md").read_text(encoding="utf-8")
+
+
+def _skill_description() -> str:
+    for line in skill_text().splitlines()[1:]:
+        if line.startswith("description:"):
+            return line.split(":", 1)[1].strip()
+    return "How to pick a post-training method from graded rows."
+
+
+def create_server(options: ServerOptions | None = None) -> MCPServer:
+    options = options or ServerOptions()
+    mcp = MCPServer(NAME, title="pick-a-method", version=_version(), instructions=INSTRUCTIONS)
+
+    async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run core work on a worker thread under the call's time budget; bad input becomes a tool error."""
+        try:
+            with anyio.fail_after(options.call_seconds):
+                return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+        except TimeoutError:
+            raise ToolError(f"the call ran past its {options.call_seconds:g} s budget; pass fewer rows, or start "
+                            f"the server with a larger --call-seconds") from None
+        except (ValueError, TypeError) as e:  # routing.InputError, pydantic ValidationError, method refusals
+            raise ToolError(str(e)) from None
+        except (FileNotFoundError, IsADirectoryError, PermissionError, OSError) as e:
+            raise ToolError(f"{e.__class__.__name__}: {e}") from None
+
+    async def load(ctx: Context, rows: list[dict[str, Any]] | None, path: str | None, what: str,
+                   required: bool = True) -> routing.GradedRows | None:
+        if rows is not None and path is not None:
+            raise ToolError(f"give {what} inline or {what}_path, not both")
+        if path is not None:
+            def report(done: int, total: int) -> None:
+                anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
+            return await run(routing.read_rows, path, max_rows=options.max_rows, max_bytes=options.max_bytes,
+                             progress=report)
+        if rows is not None:
+            if len(rows) > options.max_rows:
+                raise ToolError(f"{len(rows):,} rows is over the cap of {options.max_rows:,}; raise it with "
+                                f"--max-rows, or pass a sample")
+            return await run(routing.as_rows, rows, what=what)
+        if required:
+            raise ToolError(f"no {what}: pass {what} (a list of row objects) or {what}_path (a file)")
+        return None
+
+    @mcp.tool(title="Can a cut-off reply pass? (question 1)", annotations=READ_ONLY)
+    async def truncated_passes(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
+                               pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.TruncatedPasses:
+        """Count rows cut off at the token cap (truncated, or finish_reason "length") that still passed. Any count
+        above zero: fix the reward (a truncated reply must fail) before reading any other number."""
+        graded = await load(ctx, rows, rows_path, "rows")
+        return await run(routing.truncated_passes, graded, pass_threshold=pass_threshold)
+
+    @mcp.tool(title="pass@1 with an interval, pass@k, pass^k", annotations=READ_ONLY)
+    async def pass_at(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
+                      k: Annotated[int | None, Field(ge=1, description="k for pass@k and pass^k; default: the smallest group.")] = None,
+                      pass_threshold: Threshold = D.PASS_THRESHOLD,
+                      per_task_offset: Annotated[int, Field(ge=0, description="Page through per_task from here.")] = 0,
+                      per_task_limit: Annotated[int, Field(ge=0, le=1000, description="Tasks listed in per_task.")] = 50,
+                      ) -> routing.PassAt:
+        """Per-task pass rates, pass@1 with a 95% bootstrap interval over tasks, and unbiased pass@k and pass^k."""
+        graded = await load(ctx, rows, rows_path, "rows")
+        return await run(routing.pass_at, graded, k=k, pass_threshold=pass_threshold,
+                         per_task_offset=per_task_offset, per_task_limit=per_task_limit)
+
+    @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
+    async def band(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
+                   pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.Band:
+        """The per-task band: floor (every task fails), saturated (every task passes) or mixed, the share of tasks
+        that split (the only ones a grouped method learns from) and the split share predicted at larger k."""
+        graded = await load(ctx, rows, rows_path, "rows")
+        return await run(routing.band, graded, pass_threshold=pass_threshold)
+
+    @mcp.tool(title="Does the teacher clear the student? (question 5)", annotations=READ_ONLY)
+    async def teacher_clears(
+            ctx: Context, teacher_rows: RowsArg = None, teacher_rows_path: PathArg = None,
+            student_rows: RowsArg = None, student_rows_path: PathArg = None, effect: Effect = D.PROVE_EFFECT,
+            pass_threshold: Threshold = D.PASS_THRESHOLD,
+            tokenizers_match: Annotated[bool | None, Field(description="Whether teacher and student share a tokenizer, if you know.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="Teacher tokenizer: a local folder or a cached hub id; compared with student_tokenizer.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="Student tokenizer: a local folder or a cached hub id.")] = None,
+    ) -> routing.TeacherClears:
+        """Does the teacher beat the student by `effect` with 95% intervals that do not overlap (plus a paired
+        bootstrap on shared tasks)? Score both on the same held-out tasks at the student's max_tokens."""
+        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows")
+        s = await load(ctx, student_rows, student_rows_path, "student_rows")
+        match, notes = await _tokenizers(tokenizers_match, teacher_tokenizer, student_tokenizer)
+        verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
+                            tokenizers_match=match)
+        verdict.warnings.extend(notes)
+        return verdict
+
+    @mcp.tool(title="Held-out tasks needed to prove an effect", annotations=READ_ONLY)
+    async def holdout_size(
+            ctx: Context, effect: Effect = D.PROVE_EFFECT,
+            base: Annotated[float | None, Field(ge=0, le=1, description=f"Base pass rate (default {D.HOLDOUT_BASE}, or read off before rows).")] = None,
+            k: Annotated[int | None, Field(ge=1, description=f"Rollouts per task (default {D.HOLDOUT_K}).")] = None,
+            power: Annotated[float, Field(gt=0, lt=1)] = D.HOLDOUT_POWER,
+            alpha: Annotated[float, Field(gt=0, lt=1)] = D.HOLDOUT_ALPHA,
+            task_std: Annotated[float | None, Field(gt=0, description="One task's paired-difference sd, if known.")] = None,
+            before_rows: RowsArg = None, before_rows_path: PathArg = None,
+            after_rows: RowsArg = None, after_rows_path: PathArg = None,
+    ) -> routing.HoldoutSize:
+        """How many held-out tasks detect `effect` at the given power: from the binomial model, a known task sd,
+        or before/after rows on the same tasks."""
+        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False)
+        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False)
+        return await run(routing.holdout_size, effect, base=base, k=k, power=power, alpha=alpha, before=before,
+                         after=after, task_std=task_std)
+
+    @mcp.tool(title="Route graded rows to a training method", annotations=READ_ONLY)
+    async def route(
+            ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
+            model: Annotated[str | None, Field(description="The model you will train, e.g. Qwen/Qwen3-8B.")] = None,
+            teacher_rows: RowsArg = None, teacher_rows_path: PathArg = None,
+            taskset: Annotated[str | None, Field(description="prime-rl taskset id, filled into next_step.")] = None,
+            teacher: Annotated[str | None, Field(description="Teacher model name (default: the teacher rows' model).")] = None,
+            teacher_base_url: Annotated[str | None, Field(description="The teacher's vLLM server URL, for OPD.")] = None,
+            tokenizers_match: Annotated[bool | None, Field(description="Teacher and student share a tokenizer.")] = None,
+            preference_pairs: Annotated[bool | None, Field(description="The rows hold natural better/worse pairs per prompt.")] = None,
+            pass_threshold: Threshold = D.PASS_THRESHOLD, effect: Effect = D.PROVE_EFFECT,
+    ) -> routing.Route:
+        """Ask the six questions in the skill's order (truncation, rollouts per prompt, band, teacher, on-policy)
+        and stop at the first that decides. Returns the route, its methods, the trace with each question's
+        evidence, the next tool call, and the checks to run before the GPU."""
+        graded = await load(ctx, rows, rows_path, "rows")
+        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False)
+        return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
+                         taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
+                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs)
+
+    async def _tokenizers(known: bool | None, teacher: str | None, student: str | None) -> tuple[bool | None, list[str]]:
+        if known is not None or not (teacher and student):
+            return known, []
+        from methods.tokenizer_check import check_tokenizers  # imports transformers on first use
+        check = await run(check_tokenizers, teacher, student)
+        match = {"same": True, "different": False}.get(check.verdict)
+        return match, [f"tokenizers: {check.summary}"]
+
+    @mcp.tool(title="Write the prime-rl config", annotations=WRITES_FILE)
+    async def prime_rl_config(
+            taskset: Annotated[str, Field(description="prime-rl taskset id (env.taskset.id).")],
+            method: Annotated[str, Field(description="grpo, max_rl, rae, opd, opsd or async.")],
+            model: Annotated[str, Field(description="The model to train, e.g. Qwen/Qwen3-8B.")],
+            knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs, e.g. {\"teacher\": ..., \"base_url\": ...} for opd; for async {\"method\": \"grpo\", \"correction\": \"ipo\"}.")] = None,
+            out: Annotated[str | None, Field(description="Write the TOML here (relative to the server's folder); omit to only return it.")] = None,
+            overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
+            gpus: Annotated[int, Field(description="GPUs on the node (at least 2: inference and trainer).")] = 2,
+            steps: Annotated[int, Field(description="max_steps.")] = 100,
+            batch: Annotated[int, Field(description="Prompts x rollouts per step (orchestrator batch_size).")] = 64,
+            lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
+            overrides: Annotated[dict[str, Any] | None, Field(description="Dotted prime-rl keys to set, e.g. {\"trainer.optim.lr\": 2e-5}.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer (local folder or cached hub id) to compare.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
+    ) -> Any:
+        """Write the TOML that prime-rl's `rl` command accepts (v0.8 schema) for grpo, max_rl, rae, opd, opsd or
+        async around one of them. Returns the text, what prime-rl honors and ignores, warnings and the launch
+        command. Single-rollout methods (FlashReinforce, SAO, BPCO) are refused with what to do instead."""
+        from methods.prime_rl import prime_rl_config as write
+
+        match, notes = await _tokenizers(None, teacher_tokenizer, student_tokenizer)
+        extra = {"tokenizers_match": match} if match is not None else {}
+        result = await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
+                           steps=steps, batch=batch, lora=lora, overrides=overrides,
+                           allowed_roots=list(options.write_roots), **extra)
+        result.warnings.extend(notes)
+        return result
+
+    @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
+    async def preview_update(
+            method: Annotated[str, Field(description="FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, ... (any method with an update rule).")],
+            knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs.")] = None,
+            trajectories: Annotated[list[dict[str, Any]] | None, Field(description="Logged rollouts: reward, logprobs, and where the method needs them behavior_logprobs, values, mask.")] = None,
+            path: Annotated[str | None, Field(description="A JSONL file of such trajectories.")] = None,
+    ) -> Any:
+        """Run a method's update rule on a logged batch and report what it would admit and why (drift, ratios,
+        notes): whether the traces are too stale to learn from, before a GPU run."""
+        from methods.preview import preview_update as preview  # imports torch on first use
+
+        return await run(preview, method, knobs, trajectories=trajectories, path=path)
+
+    @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=_skill_description(),
+                  mime_type="text/markdown")
+    def skill_md() -> str:
+        return skill_text()
+
+    @mcp.prompt(name=NAME, title="Pick a post-training method")
+    def pick_a_method_prompt(rows_path: Annotated[str | None, Field(description="Your graded rows file.")] = None) -> str:
+        """The pick-a-method skill, to follow on your graded rows."""
+        ask = f"\n\nMy graded rows are in {rows_path}. Route them." if rows_path else ""
+        return skill_text() + ask
+
+    return mcp

@@ -1,0 +1,203 @@
+"""`pick-a-method`: with no subcommand, serve MCP over stdio; with one, print a verdict for a person.
+
+    pick-a-method                                  # MCP over stdio (what Claude Code and the Inspector spawn)
+    pick-a-method --transport http --port 8765     # MCP over streamable HTTP on 127.0.0.1
+    pick-a-method route rows.jsonl --model Qwen/Qwen3-8B [--teacher-rows t.jsonl] [--json]
+    pick-a-method --print-skill > .claude/skills/pick-a-method/SKILL.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from .options import DEFAULT_CALL_SECONDS, ServerOptions
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="how to serve MCP (default stdio)")
+    p.add_argument("--port", type=int, default=8765, help="port for --transport http (always on 127.0.0.1)")
+    p.add_argument("--print-skill", action="store_true", help="print skill/SKILL.md and exit")
+    p.add_argument("--max-rows", type=int, help="cap on rows read per call (env PICK_A_METHOD_MAX_ROWS)")
+    p.add_argument("--max-bytes", type=int, help="cap on bytes read per file (env PICK_A_METHOD_MAX_BYTES)")
+    p.add_argument("--call-seconds", type=float, help=f"time budget per tool call (default {DEFAULT_CALL_SECONDS:g})")
+    p.add_argument("--allow-write", action="append", default=[], metavar="DIR",
+                   help="folder prime_rl_config may write into (repeatable; default: the current folder)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def rows_command(name: str, help: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help)
+        c.add_argument("rows", help="graded rows: .jsonl(.gz), .json, .csv or .parquet")
+        c.add_argument("--pass-threshold", type=float, default=1.0)
+        c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+        return c
+
+    r = rows_command("route", "route graded rows to a training method")
+    r.add_argument("--model", help="the model you will train")
+    r.add_argument("--teacher-rows", help="a candidate teacher's graded rows on the same tasks")
+    r.add_argument("--taskset", help="prime-rl taskset id for the next step")
+    r.add_argument("--teacher", help="teacher model name")
+    r.add_argument("--teacher-base-url")
+    r.add_argument("--preference-pairs", action="store_true", help="the rows hold natural better/worse pairs")
+    rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
+    rows_command("band", "question 3: floor, saturated or mixed?")
+    pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
+    pa.add_argument("-k", type=int)
+    t = sub.add_parser("teacher-clears", help="question 5: does a teacher beat the student?")
+    t.add_argument("teacher_rows")
+    t.add_argument("student_rows")
+    t.add_argument("--effect", type=float, default=0.05)
+    t.add_argument("--json", action="store_true")
+    h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect")
+    h.add_argument("--effect", type=float, default=0.05)
+    h.add_argument("-k", type=int)
+    h.add_argument("--base", type=float)
+    h.add_argument("--before", help="rows before training (read base and k off them)")
+    h.add_argument("--after", help="rows after training, on the same tasks")
+    h.add_argument("--json", action="store_true")
+    c = sub.add_parser("prime-rl-config", help="write the prime-rl TOML for a method")
+    c.add_argument("taskset")
+    c.add_argument("method")
+    c.add_argument("--model", required=True)
+    c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
+    c.add_argument("--out")
+    c.add_argument("--overwrite", action="store_true")
+    c.add_argument("--gpus", type=int, default=2)
+    c.add_argument("--steps", type=int, default=100)
+    c.add_argument("--batch", type=int, default=64)
+    c.add_argument("--no-lora", action="store_true")
+    c.add_argument("--json", action="store_true")
+    return p
+
+
+def _options(args: argparse.Namespace) -> ServerOptions:
+    kw: dict[str, Any] = {}
+    if args.max_rows is not None:
+        kw["max_rows"] = args.max_rows
+    if args.max_bytes is not None:
+        kw["max_bytes"] = args.max_bytes
+    if args.call_seconds is not None:
+        kw["call_seconds"] = args.call_seconds
+    if args.allow_write:
+        kw["write_roots"] = tuple(Path(d).resolve() for d in args.allow_write)
+    return ServerOptions(**kw)
+
+
+def _knob(text: str) -> tuple[str, Any]:
+    key, _, value = text.partition("=")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _run_command(args: argparse.Namespace) -> Any:
+    import routing
+
+    read = lambda path: routing.read_rows(path)  # noqa: E731
+    if args.command == "route":
+        teacher = read(args.teacher_rows) if args.teacher_rows else None
+        return routing.route(read(args.rows), args.model, teacher, pass_threshold=args.pass_threshold,
+                             taskset=args.taskset, teacher=args.teacher, teacher_base_url=args.teacher_base_url,
+                             preference_pairs=args.preference_pairs or None)
+    if args.command == "truncated-passes":
+        return routing.truncated_passes(read(args.rows), pass_threshold=args.pass_threshold)
+    if args.command == "band":
+        return routing.band(read(args.rows), pass_threshold=args.pass_threshold)
+    if args.command == "pass-at":
+        return routing.pass_at(read(args.rows), k=args.k, pass_threshold=args.pass_threshold)
+    if args.command == "teacher-clears":
+        return routing.teacher_clears(read(args.teacher_rows), read(args.student_rows), args.effect)
+    if args.command == "holdout-size":
+        return routing.holdout_size(args.effect, k=args.k, base=args.base,
+                                    before=read(args.before) if args.before else None,
+                                    after=read(args.after) if args.after else None)
+    if args.command == "prime-rl-config":
+        from methods.prime_rl import prime_rl_config
+
+        return prime_rl_config(args.taskset, args.method, model=args.model, knobs=dict(map(_knob, args.knob)),
+                               out=args.out, overwrite=args.overwrite, gpus=args.gpus, steps=args.steps,
+                               batch=args.batch, lora=not args.no_lora)
+    raise AssertionError(args.command)
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def render(verdict: Any) -> str:
+    """A verdict as a person reads it: the answer, the summary, warnings, the next step, then the evidence."""
+    data = verdict.model_dump(mode="json")
+    head = data.get("route") or data.get("verdict")
+    lines = [f"{head}: {data.get('summary', '')}"]
+    if data.get("methods"):
+        lines.append(f"methods: {', '.join(data['methods'])}")
+    for w in data.get("warnings") or []:
+        lines.append(f"warning: {w}")
+    step = data.get("next_step") or {}
+    if step:
+        call = f"{step['tool']}({json.dumps(step.get('arguments') or {})})" if step.get("tool") else "-"
+        lines.append(f"next: {call}  {step.get('why', '')}")
+        if step.get("needs"):
+            lines.append(f"      fill in: {', '.join(step['needs'])}")
+    for t in data.get("trace") or []:
+        mark = "*" if t["decided"] else " "
+        lines.append(f" {mark} Q{t['question']} {t['name']}: {t['answer']}  {json.dumps(_rounded(t['evidence']))}")
+    for check in data.get("before_gpu") or []:
+        lines.append(f"before the GPU: {check}")
+    skip = {"verdict", "summary", "warnings", "next_step", "trace", "before_gpu", "methods", "route", "text",
+            "config"}
+    rest = {k: v for k, v in data.items() if k not in skip}
+    if rest:
+        lines.append(json.dumps(rest, indent=1)[:4000])
+    if data.get("text"):
+        lines.append(data["text"])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.print_skill:
+        from .app import skill_text
+
+        sys.stdout.write(skill_text())
+        return 0
+    if args.command:
+        try:
+            verdict = _run_command(args)
+        except (ValueError, TypeError, OSError) as e:
+            print(f"pick-a-method: {e}", file=sys.stderr)
+            return 2
+        try:
+            print(verdict.model_dump_json(indent=2) if args.json else render(verdict))
+        except BrokenPipeError:  # `| head` closed the pipe: not an error
+            sys.stderr.close()
+        return 0
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from .app import create_server
+
+    server = create_server(_options(args))
+    try:
+        if args.transport == "http":
+            server.run("streamable-http", host="127.0.0.1", port=args.port)
+        else:
+            server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
