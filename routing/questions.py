@@ -331,8 +331,7 @@ def on_policy(rows: RowsLike, model: str | None) -> OnPolicy:
                         warnings=["add a `model` field to each row (the model that sampled it)"],
                         next_step=NextStep(tool=None, why="Record which model sampled each row, then ask again."),
                         **common)
-    kinds = {name: _same_model(name, model) for name in models} | {
-        rows.model_names[i]: _same_model(rows.model_names[i], model) for i in np.flatnonzero(counts)}
+    kinds = {rows.model_names[i]: _same_model(rows.model_names[i], model) for i in np.flatnonzero(counts)}
     others = [m for m, kd in kinds.items() if kd == "other"]
     stale = [m for m, kd in kinds.items() if kd == "checkpoint"]
     warnings = []

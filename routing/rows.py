@@ -399,14 +399,12 @@ class _ColumnBuilder:
 
     def _models(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
         names = [r.get("model") for r in rows]
+        for i, m in enumerate(names):
+            if m is not None and type(m) is not str:
+                raise InputError(f"{self.where(i, lines)}: model is {type(m).__name__} {str(m)[:60]!r}; name the "
+                                 f"model that sampled the row as a string", row=self.n + i, field="model")
         index = self.model_index
-        try:
-            return np.fromiter((index.setdefault(m, len(index) - 1) for m in names), dtype=np.int32,
-                               count=len(names))
-        except TypeError:
-            i = next(i for i, m in enumerate(names) if not isinstance(m, (str, type(None))))
-            raise InputError(f"{self.where(i, lines)}: model is {type(names[i]).__name__}; name the model that "
-                             f"sampled the row as a string", row=self.n + i, field="model") from None
+        return np.fromiter((index.setdefault(m, len(index) - 1) for m in names), dtype=np.int32, count=len(names))
 
     def _max_tokens(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
         raw = [r.get("max_tokens") for r in rows]
