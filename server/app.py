@@ -21,6 +21,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 import routing
+from methods.prime_rl import PrimeRLConfig
 from routing import defaults as D
 
 from .options import ServerOptions
@@ -216,7 +217,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             overrides: Annotated[dict[str, Any] | None, Field(description="Dotted prime-rl keys to set, e.g. {\"trainer.optim.lr\": 2e-5}.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer (local folder or cached hub id) to compare.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
-    ) -> Any:
+    ) -> PrimeRLConfig:
         """Write the TOML that prime-rl's `rl` command accepts (v0.8 schema) for grpo, max_rl, rae, opd, opsd or
         async around one of them. Returns the text, what prime-rl honors and ignores, warnings and the launch
         command. Single-rollout methods (FlashReinforce, SAO, BPCO) are refused with what to do instead."""
