@@ -1,0 +1,391 @@
+"""``Batch``: a padded ``[B, T]`` batch of trajectories, the one input every update rule reads.
+
+A trajectory is a mapping with these fields (only ``reward`` and ``logprobs`` are required):
+
+=====================  ==========================================================================
+``reward``             scalar (terminal) reward; bool is read as 1/0; NaN, inf and None are refused
+``logprobs``           log-prob of each generated token under the policy being trained
+``behavior_logprobs``  the same tokens' log-probs under the sampler (alias ``token_logprobs``);
+                       absent means on-policy (ratio 1)
+``values``             critic value per token (SAO, BPCO)
+``teacher_logprobs``   the teacher's log-prob of each sampled token (OPD, OPSD)
+``action_mask``        False on tokens the environment wrote (alias ``mask``); absent = all True
+``group``              which prompt the rollout answered (first present of ``group``, ``group_id``,
+                       ``task_id``, ``scenario_id``, ``prompt``), for the grouped methods
+``agent``              whose EMA baseline the trajectory uses (rae)
+``staleness``          how many policy versions old the trajectory is (alias ``lag``), for Async
+=====================  ==========================================================================
+
+Every per-token field must have as many entries as ``logprobs``. Other keys are kept in ``info``.
+This module imports torch only inside functions.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["Batch", "as_batch", "TOKEN_FIELDS", "GROUP_KEYS"]
+
+TOKEN_FIELDS = ("logprobs", "behavior_logprobs", "values", "teacher_logprobs")
+_ALIASES = {"behavior_logprobs": ("behavior_logprobs", "token_logprobs"), "mask": ("action_mask", "mask")}
+GROUP_KEYS = ("group", "group_id", "task_id", "scenario_id", "prompt")
+_STALENESS_KEYS = ("staleness", "lag")
+_SKIP_INFO = set(TOKEN_FIELDS) | {"token_logprobs", "action_mask", "mask"}
+
+
+def _first_key(traj: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        if key in traj and traj[key] is not None:
+            return key
+    return None
+
+
+def _as_row(value: Any, index: int, name: str) -> Any:
+    """A per-token field as a 1-D numpy array (or a list the caller copies); errors name the field."""
+    import numpy as np
+
+    if isinstance(value, (str, bytes)) or isinstance(value, Mapping):
+        raise ValueError(f"trajectory {index}: {name} must be a sequence of numbers, got {type(value).__name__}")
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise ValueError(f"trajectory {index}: {name} must be one-dimensional, got shape {tuple(value.shape)}")
+        return value
+    if not isinstance(value, Sequence):
+        raise ValueError(f"trajectory {index}: {name} must be a sequence of numbers, got {type(value).__name__}")
+    return value
+
+
+def _bad_entry(row: Sequence[Any], index: int, name: str) -> ValueError:
+    for t, x in enumerate(row):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            return ValueError(f"trajectory {index}: {name}[{t}] must be a number, got {x!r}")
+    return ValueError(f"trajectory {index}: {name} must be a sequence of numbers")
+
+
+@dataclass(eq=False)
+class Batch:
+    """A padded batch: ``rewards`` [B], ``logprobs`` [B, T], ``mask`` [B, T] bool (True on action tokens).
+
+    Optional: ``behavior_logprobs``, ``values``, ``teacher_logprobs`` [B, T]; ``lengths`` [B] (each
+    trajectory's unpadded length, default T); ``groups`` [B] int64; ``agents`` (list of str);
+    ``staleness`` [B]; ``info`` (the other fields of each trajectory); ``missing`` (field -> indices
+    of trajectories that lacked a field others had: a missing ``behavior_logprobs`` reads as
+    on-policy, a missing ``values``/``teacher_logprobs`` is refused by the methods that need it).
+
+    Build it from a list of dicts with ``Batch.from_trajectories`` or directly from tensors.
+    """
+
+    rewards: "torch.Tensor"
+    logprobs: "torch.Tensor"
+    mask: "torch.Tensor | None" = None
+    behavior_logprobs: "torch.Tensor | None" = None
+    values: "torch.Tensor | None" = None
+    teacher_logprobs: "torch.Tensor | None" = None
+    lengths: "torch.Tensor | None" = None
+    groups: "torch.Tensor | None" = None
+    agents: list[str] | None = None
+    staleness: "torch.Tensor | None" = None
+    info: list[dict[str, Any]] | None = None
+    missing: dict[str, list[int]] = field(default_factory=dict)
+    _float_mask: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        import torch
+
+        if not isinstance(self.logprobs, torch.Tensor) or self.logprobs.dim() != 2:
+            raise ValueError("Batch.logprobs must be a [B, T] tensor")
+        if not self.logprobs.is_floating_point():
+            raise ValueError(f"Batch.logprobs must be a floating tensor, got {self.logprobs.dtype}")
+        B, T = self.logprobs.shape
+        if B == 0 or T == 0:
+            raise ValueError(f"Batch is empty (logprobs has shape {(B, T)})")
+        device = self.logprobs.device
+        if not isinstance(self.rewards, torch.Tensor):
+            self.rewards = torch.as_tensor(self.rewards, dtype=self.logprobs.dtype, device=device)
+        if self.rewards.shape != (B,):
+            raise ValueError(f"Batch.rewards must have shape [B] = [{B}], got {list(self.rewards.shape)}")
+        if not self.rewards.is_floating_point():
+            self.rewards = self.rewards.to(self.logprobs.dtype)
+        for name in ("behavior_logprobs", "values", "teacher_logprobs"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, torch.Tensor) or value.shape != (B, T):
+                shape = list(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+                raise ValueError(f"Batch.{name} must be a [B, T] = [{B}, {T}] tensor like logprobs, got {shape}")
+            if not value.is_floating_point():
+                setattr(self, name, value.to(self.logprobs.dtype))
+        if self.lengths is not None:
+            self.lengths = torch.as_tensor(self.lengths, dtype=torch.int64, device=device)
+            if self.lengths.shape != (B,) or bool((self.lengths < 0).any()) or bool((self.lengths > T).any()):
+                raise ValueError(f"Batch.lengths must be [B] integers in [0, {T}]")
+        if self.mask is None:
+            if self.lengths is None:
+                self.mask = torch.ones(B, T, dtype=torch.bool, device=device)
+            else:
+                self.mask = torch.arange(T, device=device)[None, :] < self.lengths[:, None]
+        else:
+            if not isinstance(self.mask, torch.Tensor) or self.mask.shape != (B, T):
+                raise ValueError(f"Batch.mask must be a [B, T] = [{B}, {T}] tensor")
+            if self.mask.dtype != torch.bool:
+                self.mask = self.mask != 0
+            if self.lengths is not None:
+                self.mask = self.mask & (torch.arange(T, device=device)[None, :] < self.lengths[:, None])
+        if self.groups is not None:
+            self.groups = torch.as_tensor(self.groups, device=device)
+            if self.groups.shape != (B,) or self.groups.is_floating_point():
+                raise ValueError(f"Batch.groups must be [B] = [{B}] integer group ids")
+        if self.staleness is not None:
+            self.staleness = torch.as_tensor(self.staleness, device=device)
+            if self.staleness.shape != (B,):
+                raise ValueError(f"Batch.staleness must have shape [B] = [{B}]")
+        if self.agents is not None and len(self.agents) != B:
+            raise ValueError(f"Batch.agents must have B = {B} entries, got {len(self.agents)}")
+        if self.info is not None and len(self.info) != B:
+            raise ValueError(f"Batch.info must have B = {B} entries, got {len(self.info)}")
+
+    # -- shape helpers -------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return int(self.logprobs.shape[0])
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def T(self) -> int:
+        return int(self.logprobs.shape[1])
+
+    @property
+    def dtype(self) -> "torch.dtype":
+        return self.logprobs.dtype
+
+    @property
+    def device(self) -> "torch.device":
+        return self.logprobs.device
+
+    def float_mask(self, dtype: "torch.dtype | None" = None) -> "torch.Tensor":
+        """The mask as 0/1 in ``dtype`` (cached: converting a bool mask costs a full pass)."""
+        dtype = dtype or self.dtype
+        cached = self._float_mask
+        if cached is None or cached.dtype != dtype:
+            cached = self.mask.to(dtype)
+            self._float_mask = cached
+        return cached
+
+    def valid(self) -> "torch.Tensor":
+        """[B, T] bool: positions inside each trajectory (not padding), action or observation."""
+        import torch
+
+        if self.lengths is None:
+            return torch.ones_like(self.mask)
+        return torch.arange(self.T, device=self.device)[None, :] < self.lengths[:, None]
+
+    def to(self, dtype: "torch.dtype | None" = None, device: Any = None) -> "Batch":
+        """A copy with floating tensors cast to ``dtype`` and everything moved to ``device``."""
+
+        def move(x: Any, floating: bool) -> Any:
+            if x is None:
+                return None
+            return x.to(device=device, dtype=dtype if (floating and dtype is not None) else None)
+
+        return Batch(
+            rewards=move(self.rewards, True),
+            logprobs=move(self.logprobs, True),
+            mask=move(self.mask, False),
+            behavior_logprobs=move(self.behavior_logprobs, True),
+            values=move(self.values, True),
+            teacher_logprobs=move(self.teacher_logprobs, True),
+            lengths=move(self.lengths, False),
+            groups=move(self.groups, False),
+            agents=self.agents,
+            staleness=move(self.staleness, False),
+            info=self.info,
+            missing=dict(self.missing),
+        )
+
+    # -- construction from trajectory dicts -----------------------------------------------------
+
+    @classmethod
+    def from_trajectories(
+        cls,
+        trajectories: Sequence[Mapping[str, Any]],
+        *,
+        dtype: "torch.dtype | None" = None,
+        device: Any = None,
+    ) -> "Batch":
+        """Convert a list of trajectory dicts once, padding to the longest.
+
+        Errors name the trajectory (its index) and the field: a missing or non-finite reward, an
+        empty or non-numeric ``logprobs``, a per-token field whose length differs from ``logprobs``.
+        """
+        import numpy as np
+        import torch
+
+        if isinstance(trajectories, Mapping) or isinstance(trajectories, (str, bytes)):
+            raise ValueError("trajectories must be a list of mappings (one per trajectory)")
+        trajectories = list(trajectories)
+        if not trajectories:
+            raise ValueError("the batch is empty: give at least one trajectory")
+        dtype = dtype or torch.get_default_dtype()
+        np_dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(dtype, np.float32)
+        B = len(trajectories)
+
+        rewards = np.empty(B, dtype=np.float64)
+        rows: dict[str, list[Any]] = {name: [None] * B for name in (*TOKEN_FIELDS, "mask")}
+        present: dict[str, list[int]] = {name: [] for name in (*TOKEN_FIELDS, "mask")}
+        lengths = np.empty(B, dtype=np.int64)
+        group_keys: list[Any] = []
+        agents: list[str] = []
+        has_agent = False
+        staleness = np.zeros(B, dtype=np.int64)
+        has_staleness = False
+        info: list[dict[str, Any]] = []
+
+        for i, traj in enumerate(trajectories):
+            if not isinstance(traj, Mapping):
+                raise ValueError(
+                    f"trajectory {i} is a {type(traj).__name__}; each trajectory must be a mapping with "
+                    "'reward' and 'logprobs'"
+                )
+            if "reward" not in traj:
+                raise ValueError(f"trajectory {i} has no 'reward' (a finite number, or a bool)")
+            r = traj["reward"]
+            if isinstance(r, bool):
+                r = float(r)
+            if not isinstance(r, numbers.Real) or not math.isfinite(float(r)):
+                raise ValueError(f"trajectory {i}: reward must be a finite number, got {r!r}")
+            rewards[i] = float(r)
+
+            if traj.get("logprobs") is None:
+                raise ValueError(f"trajectory {i} has no 'logprobs' (one log-prob per generated token)")
+            lp = _as_row(traj["logprobs"], i, "logprobs")
+            n = len(lp)
+            if n == 0:
+                raise ValueError(f"trajectory {i}: logprobs is empty")
+            lengths[i] = n
+            rows["logprobs"][i] = lp
+            present["logprobs"].append(i)
+            for name in ("behavior_logprobs", "values", "teacher_logprobs", "mask"):
+                key = _first_key(traj, _ALIASES.get(name, (name,)))
+                if key is None:
+                    continue
+                row = _as_row(traj[key], i, key)
+                if len(row) != n:
+                    raise ValueError(
+                        f"trajectory {i}: {key} has {len(row)} entries but logprobs has {n}; "
+                        "every per-token field must have one entry per generated token"
+                    )
+                rows[name][i] = row
+                present[name].append(i)
+
+            gkey = _first_key(traj, GROUP_KEYS)
+            group_keys.append(None if gkey is None else (gkey, _hashable(traj[gkey])))
+            if traj.get("agent") is not None:
+                has_agent = True
+            agents.append(str(traj.get("agent", "")) if traj.get("agent") is not None else "")
+            skey = _first_key(traj, _STALENESS_KEYS)
+            if skey is not None:
+                s = traj[skey]
+                if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s) or s < 0:
+                    raise ValueError(f"trajectory {i}: {skey} must be a number >= 0 (policy versions), got {s!r}")
+                staleness[i] = int(s)
+                has_staleness = True
+            info.append({k: v for k, v in traj.items() if k not in _SKIP_INFO})
+
+        T = int(lengths.max())
+
+        def pad(name: str, fill: float, np_type: Any) -> Any:
+            out = np.full((B, T), fill, dtype=np_type)
+            for i in present[name]:
+                row = rows[name][i]
+                try:
+                    out[i, : lengths[i]] = row
+                except (TypeError, ValueError):
+                    raise _bad_entry(row, i, name if name != "mask" else "action_mask") from None
+            return out
+
+        def tensor(arr: Any) -> "torch.Tensor":
+            return torch.from_numpy(arr).to(device=device, dtype=dtype if arr.dtype.kind == "f" else None)
+
+        logprobs = tensor(pad("logprobs", 0.0, np_dtype))
+        mask_arr = np.arange(T)[None, :] < lengths[:, None]
+        if present["mask"]:
+            given = pad("mask", 1.0, np.float64)
+            if np.isnan(given).any():
+                bad = np.argwhere(np.isnan(given))[0]
+                raise ValueError(f"trajectory {bad[0]}: action_mask[{bad[1]}] is NaN (must be true/false)")
+            mask_arr &= given != 0
+        missing: dict[str, list[int]] = {}
+        optional: dict[str, Any] = {}
+        for name in ("behavior_logprobs", "values", "teacher_logprobs"):
+            if not present[name]:
+                continue
+            if len(present[name]) < B:
+                have = set(present[name])
+                missing[name] = [i for i in range(B) if i not in have]
+            arr = pad(name, 0.0, np_dtype)
+            if name == "behavior_logprobs" and name in missing:
+                # a trajectory without sampler log-probs is read as on-policy: behavior = logprobs
+                for i in missing[name]:
+                    arr[i, : lengths[i]] = rows["logprobs"][i]
+            optional[name] = tensor(arr)
+
+        groups = None
+        if any(k is not None for k in group_keys):
+            if any(k is None for k in group_keys):
+                first = next(i for i, k in enumerate(group_keys) if k is None)
+                raise ValueError(
+                    f"trajectory {first} names no group (one of {', '.join(GROUP_KEYS)}) while others do; "
+                    "give every trajectory the same group field, or none"
+                )
+            ids: dict[Any, int] = {}
+            groups = torch.tensor([ids.setdefault(k[1], len(ids)) for k in group_keys], dtype=torch.int64)
+            groups = groups.to(device)
+
+        mask_t = torch.from_numpy(mask_arr).to(device)
+        batch = cls(
+            rewards=torch.from_numpy(rewards).to(device=device, dtype=dtype),
+            logprobs=logprobs,
+            mask=mask_t,
+            lengths=torch.from_numpy(lengths).to(device),
+            groups=groups,
+            agents=agents if has_agent else None,
+            staleness=torch.from_numpy(staleness).to(device) if has_staleness else None,
+            info=info,
+            missing=missing,
+            **optional,
+        )
+        return batch
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return str(value)
+    try:
+        import json
+
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def as_batch(batch: Any, *, dtype: "torch.dtype | None" = None, device: Any = None) -> Batch:
+    """A ``Batch`` as is (cast when ``dtype``/``device`` are given), or a list of trajectory dicts converted."""
+    if isinstance(batch, Batch):
+        if dtype is not None or device is not None:
+            return batch.to(dtype=dtype, device=device)
+        return batch
+    if batch is None:
+        raise ValueError("no batch: give a list of trajectory dicts or a methods.Batch")
+    return Batch.from_trajectories(batch, dtype=dtype, device=device)

@@ -1,0 +1,643 @@
+"""Single-rollout update rules: FlashReinforce, SAO, BPCO (one rollout per prompt, no group baseline).
+
+Normalization convention (all three, and the grouped and distillation rules too): the coefficients
+already carry the batch normalizer, so ``loss = -sum(c * logp)`` is a *mean* over the global batch
+(all data-parallel ranks) whose scale does not grow with batch size or length:
+
+* FlashReinforce is trajectory-weighted: each trajectory weighs 1/B, spread over its T_i action
+  tokens (``1/(T_i * B)``). The 1/T weighting is part of the method (Hu et al.), so it stays.
+* SAO and BPCO are token-weighted: each action token weighs ``1/N``, N = action tokens in the
+  global batch (band-masked tokens and rejected trajectories included).
+
+Against the anchor SDK (whileai 0.131): FlashReinforce (1/(T*B)) and SAO (1/N) are identical;
+BPCO differs: the anchor applies no normalizer at all, so its step grew with batch size and length
+while its docs promised the factors were "already applied". Multiply our BPCO coefficients by N
+(``stats['action_tokens']``) to recover the anchor's numbers.
+
+Validation is the same for the three (the anchor checked only in FlashReinforce): a non-finite
+reward, a non-finite or positive log-prob on an action token, and a trajectory with no action
+token are refused with the trajectory index and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from methods import defaults as D
+from methods.rules._common import (
+    action_counts,
+    check_rewards,
+    field_clean,
+    expand_rows,
+    fmt_indices,
+    global_sums,
+    on_policy_rows,
+    prepare,
+    require,
+    row_values_on_valid,
+    sig,
+    staleness_gate,
+    use_distributed,
+)
+from methods.update import Update
+
+CHUNK_ROWS = 256  # rows per chunk: keeps each temporary near 1 MiB at T = 1024 (cache resident)
+
+_LOG_P_LO = math.log(D.FLASH_REINFORCE_PROBABILITY_FLOOR)
+_LOG_P_HI = math.log1p(-D.FLASH_REINFORCE_PROBABILITY_FLOOR)
+
+
+# ------------------------------------------------------------------------------------------------
+# FlashReinforce
+# ------------------------------------------------------------------------------------------------
+
+
+def bernoulli_kl(logp_sampler: torch.Tensor, logp_learner: torch.Tensor) -> torch.Tensor:
+    """Per-token Bernoulli KL(p || q) of the sampled token, p from the sampler, q from the learner.
+
+    Probabilities are clamped to [1e-6, 1 - 1e-6] (in the log domain) and the result is clamped at 0.
+    Reference form; the update rule computes the same thing in place, chunk by chunk.
+    """
+    lpb = logp_sampler.clamp(_LOG_P_LO, _LOG_P_HI)
+    lq = logp_learner.clamp(_LOG_P_LO, _LOG_P_HI)
+    p = lpb.exp()
+    d = p * (lpb - lq) + (1 - p) * (torch.log1p(-p) - torch.log1p(-lq.exp()))
+    return d.clamp_min(0)
+
+
+def flash_reinforce_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+) -> Update:
+    """FlashREINFORCE (Hu et al. 2026): batch-mean baseline, sequence trust gate, ratio, 1/T weighting.
+
+    For trajectory i with reward R_i and L_i action tokens, over the global batch of B trajectories:
+
+    * baseline b = mean(R) over the global batch (all ranks), A_i = R_i - b (no std division);
+    * drift D_i = mean over action tokens of the Bernoulli KL between the sampler's probability p
+      and the learner's q of the sampled token (both clamped to [1e-6, 1-1e-6], each token's KL
+      clamped at 0); admitted iff D_i <= trust (inclusive) and, when the batch carries ``staleness``,
+      staleness_i <= off_policy_steps;
+    * coefficient on an admitted trajectory's action token: ``A_i * rho_t / (L_i * B)`` with
+      rho = exp(clamp(logp - behavior_logp, -30, 30)); 0 elsewhere. A rejected trajectory still
+      counts in B. No behavior_logprobs means on-policy (rho = 1, D = 0).
+
+    Normalization: trajectory-weighted mean, 1/(L_i * B), as the anchor SDK. Stats (the anchor's
+    names): batch_mean_reward, admitted_share, mean_sequence_kl, max_sequence_kl, mean_ratio (over
+    admitted action tokens, NaN when none), plus clamped_tokens. ``row_stats``: drift, mean_ratio.
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    lp = b.logprobs
+    blp = b.behavior_logprobs
+    R = b.rewards
+    if validate:
+        check_rewards(b)
+    clean = field_clean(b, "logprobs", lp, validate=validate, nonpositive=True)
+    if blp is not None:
+        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
+    mf = b.float_mask(dt)
+    L = action_counts(b, mf)
+
+    dist_on = use_distributed(distributed)
+    sum_r, n_global = global_sums([R.sum(), float(B)], dist_on, b.device)
+    baseline = sum_r / n_global
+    A = R - baseline
+
+    coef = torch.empty(B, T, dtype=dt, device=b.device)
+    drift_sum = torch.zeros(B, dtype=dt, device=b.device)
+    ratio_sum = torch.zeros(B, dtype=dt, device=b.device)
+    clamped = 0
+    trust = float(method.trust)
+    clamp_at = D.FLASH_REINFORCE_LOG_RATIO_CLAMP
+
+    if blp is None:
+        drift = torch.zeros(B, dtype=dt, device=b.device)
+        admitted = drift <= trust
+        fresh, stale = staleness_gate(b, method.off_policy_steps)
+        if fresh is not None:
+            admitted &= fresh
+        scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
+        torch.mul(mf, scale[:, None], out=coef)
+        ratio_sum = L.clone()
+    else:
+        rows = min(CHUNK_ROWS, B)
+        buf = [torch.empty(rows, T, dtype=dt, device=b.device) for _ in range(4)]
+        # pass 1: drift per trajectory (needs all of it before the gate)
+        for i0 in range(0, B, rows):
+            i1 = min(i0 + rows, B)
+            n = i1 - i0
+            b1, b2, b3, b4 = (x[:n] for x in buf)
+            lp_c, blp_c, mf_c = lp[i0:i1], blp[i0:i1], mf[i0:i1]
+            lq = torch.clamp(lp_c, _LOG_P_LO, _LOG_P_HI, out=b1)
+            lpb = torch.clamp(blp_c, _LOG_P_LO, _LOG_P_HI, out=b2)
+            p = torch.exp(lpb, out=b3)
+            d = lpb.sub_(lq).mul_(p)  # b2 = p * (log p - log q)
+            q = torch.exp(lq, out=b1)
+            l1q = torch.log1p(q.neg_(), out=b1)  # log(1 - q)
+            l1p = torch.log1p(torch.neg(p, out=b4), out=b4)  # log(1 - p)
+            l1p.sub_(l1q).mul_(p.neg_().add_(1))  # (1 - p) * log((1 - p) / (1 - q))
+            d.add_(l1p).clamp_(min=0)
+            if clean:
+                d.mul_(mf_c)
+            else:
+                d = torch.where(mf_c.bool(), d, torch.zeros((), dtype=dt, device=b.device))
+            drift_sum[i0:i1] = d.sum(1)
+        drift = drift_sum / L
+        admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
+        fresh, stale = staleness_gate(b, method.off_policy_steps)
+        if fresh is not None:
+            admitted &= fresh
+        scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
+        # pass 2: ratio and coefficients
+        for i0 in range(0, B, rows):
+            i1 = min(i0 + rows, B)
+            n = i1 - i0
+            x = torch.sub(lp[i0:i1], blp[i0:i1], out=buf[0][:n])
+            mf_c = mf[i0:i1]
+            if not clean:
+                x = torch.where(mf_c.bool(), x, torch.zeros((), dtype=dt, device=b.device))
+            lo, hi = torch.aminmax(x)
+            if float(lo) < -clamp_at or float(hi) > clamp_at:
+                over = (x.abs() > clamp_at) & mf_c.bool() & admitted[i0:i1, None]
+                clamped += int(over.sum())
+                x.clamp_(-clamp_at, clamp_at)
+            x.exp_().mul_(mf_c)
+            ratio_sum[i0:i1] = x.sum(1)
+            torch.mul(x, scale[i0:i1, None], out=coef[i0:i1])
+
+    n_adm = int(admitted.sum())
+    adm_tokens = float(L[admitted].sum()) if n_adm else 0.0
+    mean_ratio = float(ratio_sum[admitted].sum()) / adm_tokens if n_adm else math.nan
+    stats = {
+        "batch_mean_reward": baseline,
+        "admitted_share": n_adm / B,
+        "mean_sequence_kl": float(drift.mean()),
+        "max_sequence_kl": float(drift.max()),
+        "mean_ratio": mean_ratio,
+        "clamped_tokens": float(clamped),
+        "batch_size": n_global,
+    }
+
+    notes: list[str] = []
+    rejected = [int(i) for i in torch.nonzero(~admitted).flatten().tolist() if int(i) not in set(stale)]
+    if rejected:
+        worst = float(drift[rejected].max())
+        notes.append(
+            f"rejected {len(rejected)} of {B} trajectories whose mean per-token drift exceeded trust={sig(trust)} "
+            f"(indices {fmt_indices(rejected)}; largest {sig(worst)}): they still count in B. Check that "
+            "behavior_logprobs are the sampler's log-probs of these tokens, lower the lag, or raise trust."
+        )
+    if stale:
+        notes.append(
+            f"rejected {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
+            f"(indices {fmt_indices(stale)}); they still count in B."
+        )
+    if n_adm == 0:
+        notes.append("no trajectory was admitted: this update moves nothing.")
+    elif bool((A == 0).all()):
+        notes.append(
+            f"every reward is {sig(float(R[0]), 4)}, so every advantage is 0 and this update moves nothing: "
+            "enlarge the batch or select prompts the model passes 20-80% of the time."
+        )
+    onp = on_policy_rows(b)
+    if onp:
+        notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+    if clamped:
+        notes.append(
+            f"{clamped} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
+            "before exp."
+        )
+    return Update(
+        method=method.name,
+        coefficients=coef,
+        advantages=expand_rows(A, T),
+        admitted=admitted,
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        row_stats={"drift": drift, "mean_ratio": ratio_sum / L},
+        normalizer="1/(T_i * B): each trajectory weighs 1/B, spread over its action tokens",
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Length-adaptive GAE over action tokens only (SAO, BPCO)
+# ------------------------------------------------------------------------------------------------
+
+
+def gae_lambdas(L: torch.Tensor, alpha: float) -> torch.Tensor:
+    """lambda(L) = max(0, 1 - 1/(alpha * L)) per trajectory (0 where L < 1)."""
+    lam = 1.0 - 1.0 / (alpha * L.clamp_min(1))
+    return torch.where(L >= 1, lam.clamp_min(0.0), torch.zeros_like(lam))
+
+
+def lagae_reference(values: torch.Tensor, mask: torch.Tensor, rewards: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    """Skip-observation GAE (gamma = 1) by the textbook backward loop over T; the tests' reference.
+
+    On action tokens in order a_1..a_L: delta_k = r_k + V(a_{k+1}) - V(a_k), r = R on the last
+    action token only, V past the end = 0; A_k = delta_k + lambda * A_{k+1}. Observation tokens
+    get 0 and do not break the chain (their values and rewards are never read).
+    """
+    B, T = values.shape
+    dt = values.dtype
+    zero = torch.zeros((), dtype=dt, device=values.device)
+    A = torch.zeros(B, T, dtype=dt, device=values.device)
+    carry_a = torch.zeros(B, dtype=dt, device=values.device)
+    carry_v = torch.zeros(B, dtype=dt, device=values.device)
+    seen = torch.zeros(B, dtype=torch.bool, device=values.device)
+    for t in range(T - 1, -1, -1):
+        m = mask[:, t]
+        v = torch.where(m, values[:, t], zero)
+        r = torch.where(m & ~seen, rewards, zero)
+        a = r + carry_v - v + lam * carry_a
+        A[:, t] = torch.where(m, a, zero)
+        carry_a = torch.where(m, a, carry_a)
+        carry_v = torch.where(m, v, carry_v)
+        seen = seen | m
+    return A
+
+
+def _lagae_delta(values: torch.Tensor, mask: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
+    """lambda = 0: A = delta = r + V(next action token) - V, vectorized with a reverse cummin."""
+    B, T = values.shape
+    pos = torch.arange(T, device=values.device).expand(B, T)
+    idx = torch.where(mask, pos, torch.full_like(pos, T))
+    # next action position strictly after t: reverse running minimum, shifted by one
+    nxt = torch.flip(torch.cummin(torch.flip(idx, [1]), 1).values, [1])
+    nxt = torch.cat([nxt[:, 1:], torch.full((B, 1), T, device=values.device, dtype=nxt.dtype)], 1)
+    padded = torch.cat([torch.where(mask, values, torch.zeros_like(values)), values.new_zeros(B, 1)], 1)
+    v_next = padded.gather(1, nxt)
+    last = torch.where(mask, pos, torch.full_like(pos, -1)).max(1).values
+    r = torch.where(pos == last[:, None], rewards[:, None], torch.zeros_like(values))
+    v = torch.where(mask, values, torch.zeros_like(values))
+    return torch.where(mask, r + v_next - v, torch.zeros_like(values))
+
+
+def lagae(
+    values: torch.Tensor,
+    mf: torch.Tensor,
+    L: torch.Tensor,
+    lam: torch.Tensor,
+    rewards: torch.Tensor,
+    *,
+    clean: bool = True,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Skip-observation LA-GAE (gamma = 1) in closed form, equal to ``lagae_reference``.
+
+    With action ranks k = 0..L-1 and w_k = lambda^k, the recursion unrolls to
+    ``A_k = lambda^(L-1-k) R - V_k + (1 - lambda)/lambda * lambda^-k * sum_{j>k} lambda^j V_j``,
+    one reverse cumulative sum. lambda^(L-1) >= exp(-1/alpha) roughly, so this is well conditioned
+    for every usual alpha; rows where lambda = 0 (A = delta) or where lambda^(L-1) would underflow
+    the dtype (alpha below about 1/80 in float32) take exact fallbacks. Processed in row chunks so
+    the temporaries stay cache-sized.
+    """
+    B, T = values.shape
+    if out is None:
+        out = torch.empty_like(values)
+    prefix = is_prefix_mask(mf, L)
+    for i0 in range(0, B, CHUNK_ROWS):
+        i1 = min(i0 + CHUNK_ROWS, B)
+        _lagae_rows(values[i0:i1], mf[i0:i1], L[i0:i1], lam[i0:i1], rewards[i0:i1], clean, out[i0:i1], prefix)
+    return out
+
+
+def is_prefix_mask(mf: torch.Tensor, L: torch.Tensor) -> bool:
+    """True when every row's action tokens are exactly positions 0..L-1 (no observation tokens).
+
+    L distinct positions sum to at least L(L-1)/2, with equality only for the prefix.
+    """
+    T = mf.shape[1]
+    # integer sums below 2**24 are exact in float32
+    dt = mf.dtype if (mf.dtype == torch.float64 or T * T < 2**25) else torch.float64
+    positions = torch.arange(T, dtype=dt, device=mf.device)
+    got = torch.mv(mf.to(dt), positions)
+    Ld = L.to(dt)
+    return bool(torch.equal(got, Ld * (Ld - 1) / 2))
+
+
+def _lagae_rows(
+    values: torch.Tensor,
+    mf: torch.Tensor,
+    L: torch.Tensor,
+    lam: torch.Tensor,
+    rewards: torch.Tensor,
+    clean: bool,
+    out: torch.Tensor,
+    prefix: bool = False,
+) -> torch.Tensor:
+    dt = values.dtype
+    v = values if clean else torch.where(mf.bool(), values, torch.zeros((), dtype=dt, device=values.device))
+    log_lam = torch.log(lam)  # -inf where lam == 0
+    floor = -80.0 if dt == torch.float32 else -700.0
+    special = (lam == 0) | ((L - 1) * log_lam < floor)
+    safe_log = torch.where(special, torch.zeros_like(log_lam), log_lam)
+    safe_lam = torch.where(special, torch.full_like(lam, 0.5), lam)
+
+    if prefix:  # action tokens are positions 0..L-1: the rank is the position
+        positions = torch.arange(mf.shape[1], dtype=dt, device=mf.device)
+        w = torch.mul(positions[None, :], safe_log[:, None])
+    else:
+        w = torch.cumsum(mf, 1).sub_(1).clamp_(min=0)  # action rank k (0 before the first action token)
+        w.mul_(safe_log[:, None])
+    w.exp_()  # lambda^k
+    W = torch.mul(w, v).mul_(mf)  # lambda^k V_k on action tokens, 0 elsewhere
+    S = torch.cumsum(W.flip(1), 1).flip(1)  # inclusive reverse sum
+    out[:, -1] = 0
+    torch.mul(S[:, 1:], ((1.0 - safe_lam) / safe_lam)[:, None], out=out[:, :-1])  # sum strictly after t
+    head = torch.exp(safe_log * (L - 1)) * rewards  # lambda^(L-1) R
+    w.add_(1.0).sub_(mf)  # 1 on non-action tokens: no division by 0 there
+    out.add_(head[:, None]).div_(w).sub_(v).mul_(mf)
+    if bool(special.any()):
+        rows = torch.nonzero(special).flatten()
+        m = mf[rows].bool()
+        if bool((lam[rows] == 0).all()):
+            out[rows] = _lagae_delta(values[rows], m, rewards[rows])
+        else:
+            f64 = torch.float64
+            ref = lagae_reference(values[rows].to(f64), m, rewards[rows].to(f64), lam[rows].to(f64))
+            out[rows] = ref.to(dt)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# SAO
+# ------------------------------------------------------------------------------------------------
+
+_CRITIC_HINT = "Run the critic over the batch first, or use FlashReinforce, which needs no critic."
+
+
+def sao_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+) -> Update:
+    """SAO (Hou et al. 2026, arXiv:2607.07508): skip-observation LA-GAE and a strict ratio band.
+
+    * lambda_i = max(0, 1 - 1/(gae_alpha * L_i)), gamma = 1; advantages by GAE over action tokens
+      only (observation tokens get 0 and are skipped: their values never enter the recursion);
+    * rho = exp(lp - behavior_lp) (log-ratio clamped at +-40 before exp, which changes no decision);
+      a token keeps rho * A only when low < rho < high (strict, both signs of A), else 0;
+    * coefficients = kept rho * A / N, N = action tokens of the global batch (all ranks; masked
+      tokens and rejected trajectories included): a token-weighted mean, as in the anchor SDK;
+    * admitted iff at least one action token is inside the band;
+    * value targets: the Monte Carlo return, which with gamma = 1 and a terminal reward is R on
+      every token of the trajectory (observation tokens included; 0 on padding).
+
+    Stats (anchor names): admitted_share, action_tokens (N), masked_token_share, mean_ratio (over
+    in-band tokens; 0 when none), mean_advantage (over action tokens), lambda_mean.
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    values = require(b, "values", "SAO", _CRITIC_HINT)
+    if validate:
+        check_rewards(b)
+    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
+    clean &= field_clean(b, "values", values, validate=validate, nonpositive=False)
+    blp = b.behavior_logprobs
+    if blp is not None:
+        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
+    mf = b.float_mask(dt)
+    L = action_counts(b, mf)
+    R = b.rewards
+    lam = gae_lambdas(L, method.gae_alpha)
+    dist_on = use_distributed(distributed)
+    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    low, high = method.ratio
+    A = torch.empty(B, T, dtype=dt, device=b.device)
+    coef = torch.empty(B, T, dtype=dt, device=b.device)
+    kept = torch.empty(B, dtype=dt, device=b.device)
+    ratio_kept_rows = torch.empty(B, dtype=dt, device=b.device)
+    zero = torch.zeros((), dtype=dt, device=b.device)
+    prefix = is_prefix_mask(mf, L)
+    for i0 in range(0, B, CHUNK_ROWS):
+        i1 = min(i0 + CHUNK_ROWS, B)
+        mf_c = mf[i0:i1]
+        A_c = _lagae_rows(values[i0:i1], mf_c, L[i0:i1], lam[i0:i1], R[i0:i1], clean, A[i0:i1], prefix)
+        if blp is None:
+            # on-policy: rho = 1 on every action token, inside any band with low < 1 < high
+            torch.mul(A_c, mf_c, out=coef[i0:i1]).div_(n_global)
+            kept[i0:i1] = L[i0:i1]
+            ratio_kept_rows[i0:i1] = L[i0:i1]
+            continue
+        x = torch.sub(b.logprobs[i0:i1], blp[i0:i1])
+        if not clean:
+            x = torch.where(mf_c.bool(), x, zero)
+        ratio = x.clamp_(-D.SAO_LOG_RATIO_CLAMP, D.SAO_LOG_RATIO_CLAMP).exp_()
+        # strict band as 0/1 floats without bool tensors: sign(rho-low)*sign(high-rho) is 1 inside,
+        # 0 on a bound and -1 outside; clamping at 0 keeps exactly the inside
+        keep_f = torch.sub(ratio, low).sign_().mul_(torch.rsub(ratio, high).sign_()).clamp_(min=0).mul_(mf_c)
+        kept[i0:i1] = keep_f.sum(1)
+        ratio.mul_(keep_f)
+        ratio_kept_rows[i0:i1] = ratio.sum(1)
+        torch.mul(ratio, A_c, out=coef[i0:i1]).div_(n_global)
+    admitted = kept > 0
+
+    n_local = float(L.sum())
+    n_kept = float(kept.sum())
+    masked_tokens = n_local - n_kept
+    ratio_kept = float(ratio_kept_rows.sum())
+    stats = {
+        "admitted_share": float(admitted.sum()) / B,
+        "action_tokens": n_global,
+        "masked_token_share": masked_tokens / n_local,
+        "mean_ratio": ratio_kept / n_kept if n_kept else 0.0,
+        "mean_advantage": float(A.sum()) / n_local,
+        "lambda_mean": float(lam.mean()),
+    }
+    notes: list[str] = []
+    if blp is None:
+        notes.append("no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1.")
+    else:
+        onp = on_policy_rows(b)
+        if onp:
+            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+        if masked_tokens:
+            notes.append(
+                f"masked {int(masked_tokens)} of {int(n_local)} action tokens whose current/rollout ratio left "
+                f"({sig(low)}, {sig(high)}); they still count in N."
+            )
+    out = [int(i) for i in torch.nonzero(~admitted).flatten().tolist()]
+    if out:
+        notes.append(f"{len(out)} trajectories have every action token outside the band (indices {fmt_indices(out)}).")
+    return Update(
+        method=method.name,
+        coefficients=coef,
+        advantages=A,
+        admitted=admitted,
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        value_targets=row_values_on_valid(b, R),
+        row_stats={"kept_share": kept / L, "lambda": lam},
+        normalizer="1/N: each action token of the global batch weighs 1/N",
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# BPCO
+# ------------------------------------------------------------------------------------------------
+
+
+def bpco_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+) -> Update:
+    """BPCO (Qi et al. 2026, arXiv:2608.23566): bounded critic, LA-GAE, sign-dependent DPPO clip.
+
+    * values must lie in ``reward_range`` on every action token (the critic's head is bounded by
+      ``BPCO.bound``); value targets are R on every token of the trajectory (Monte Carlo, VC-PPO);
+    * lambda_i = max(0, 1 - 1/(gae_alpha * L_i)) (clamped to 0 below L = 1/alpha, with a note);
+      GAE over action tokens only, gamma = 1, not normalized;
+    * rho = exp(clamp(lp - mu_lp, -20, 20)), mu_lp = behavior_logprobs (or lp: on-policy),
+      mu = exp(mu_lp); DPPO binary-TV test on the probability difference: a token with A > 0 stays
+      active iff mu * (rho - 1) <= clip, with A < 0 iff mu * (rho - 1) >= -clip, A = 0 always; the
+      same as the anchor's rho <= 1 + clip/mu, written without dividing by mu;
+    * coefficients = active rho * A / N, N = action tokens of the global batch (all ranks).
+
+    Normalization: token-weighted mean 1/N, like SAO. The anchor SDK applies none (its coefficients
+    are ours times N); we divide so the three single-rollout methods share one convention and BPCO's
+    step does not grow with batch size. Every trajectory with an action token is admitted (the clip
+    never un-admits). Stats (anchor names): admitted_share, clipped_token_share, mean_ratio (all
+    action tokens), mean_advantage, mean_clip_range (mean clip/mu), mean_lambda, explained_variance
+    (1 - Var(R - V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0),
+    plus action_tokens (N).
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    values = require(b, "values", "BPCO", _CRITIC_HINT)
+    if validate:
+        check_rewards(b)
+    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
+    clean &= field_clean(b, "values", values, validate=validate, nonpositive=False)
+    blp = b.behavior_logprobs
+    if blp is not None:
+        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
+    mf = b.float_mask(dt)
+    L = action_counts(b, mf)
+    R = b.rewards
+    lo_r, hi_r = method.reward_range
+    if validate:
+        vmin, vmax = torch.aminmax(values) if clean else (math.nan, math.nan)
+        if not (float(vmin) >= lo_r and float(vmax) <= hi_r):
+            vmin, vmax = torch.aminmax(torch.where(b.mask, values, torch.full((), lo_r, dtype=dt, device=b.device)))
+        if float(vmin) < lo_r or float(vmax) > hi_r:
+            bad = b.mask & ((values < lo_r) | (values > hi_r))
+            i, t = (int(x) for x in torch.nonzero(bad)[0].tolist())
+            raise ValueError(
+                f"trajectory {i}: values[{t}] is {float(values[i, t])!r}, outside reward_range {method.reward_range}; "
+                "BPCO's critic is bounded (pass raw head outputs through BPCO.bound)"
+            )
+    lam = gae_lambdas(L, method.gae_alpha)
+    dist_on = use_distributed(distributed)
+    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    clip = float(method.clip)
+    mu_lp = blp if blp is not None else b.logprobs
+    A = torch.empty(B, T, dtype=dt, device=b.device)
+    coef = torch.empty(B, T, dtype=dt, device=b.device)
+    active_rows = torch.empty(B, dtype=dt, device=b.device)
+    ratio_rows = torch.empty(B, dtype=dt, device=b.device)
+    inv_mu_rows = torch.empty(B, dtype=dt, device=b.device)
+    v_rows = torch.empty(B, dtype=dt, device=b.device)
+    v2_rows = torch.empty(B, dtype=dt, device=b.device)
+    zero = torch.zeros((), dtype=dt, device=b.device)
+    prefix = is_prefix_mask(mf, L)
+    for i0 in range(0, B, CHUNK_ROWS):
+        i1 = min(i0 + CHUNK_ROWS, B)
+        mf_c = mf[i0:i1]
+        v_c = values[i0:i1]
+        mu_c = mu_lp[i0:i1]
+        A_c = _lagae_rows(v_c, mf_c, L[i0:i1], lam[i0:i1], R[i0:i1], clean, A[i0:i1], prefix)
+        x = torch.sub(b.logprobs[i0:i1], mu_c)
+        if not clean:
+            m_c = mf_c.bool()
+            x = torch.where(m_c, x, zero)
+            mu_c = torch.where(m_c, mu_c, zero)
+            v_c = torch.where(m_c, v_c, zero)
+        ratio = x.clamp_(-D.BPCO_LOG_RATIO_CAP, D.BPCO_LOG_RATIO_CAP).exp_()
+        # DPPO binary-TV test: sign(A) * mu * (rho - 1) <= clip  (A = 0 is always active)
+        g = torch.sub(ratio, 1.0).mul_(torch.exp(mu_c)).mul_(torch.sign(A_c))
+        act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
+        active_rows[i0:i1] = act.sum(1)
+        inv_mu_rows[i0:i1] = torch.neg(mu_c).exp_().mul_(mf_c).sum(1)  # sum of 1/mu
+        vm = torch.mul(v_c, mf_c)
+        v_rows[i0:i1] = vm.sum(1)
+        v2_rows[i0:i1] = vm.mul_(v_c).sum(1)
+        ratio_rows[i0:i1] = ratio.mul_(mf_c).sum(1)
+        torch.mul(ratio, A_c, out=coef[i0:i1]).mul_(act).div_(n_global)
+    admitted = L > 0
+
+    n_local = float(L.sum())
+    n_active = float(active_rows.sum())
+    stats = {
+        "admitted_share": float(admitted.sum()) / B,
+        "action_tokens": n_global,
+        "clipped_token_share": (n_local - n_active) / n_local,
+        "mean_ratio": float(ratio_rows.sum()) / n_local,
+        "mean_advantage": float(A.sum()) / n_local,
+        "mean_clip_range": clip * float(inv_mu_rows.sum()) / n_local,
+        "mean_lambda": float(lam[admitted].mean()),
+    }
+    notes: list[str] = []
+    # explained variance over the (R_i, V_t) pairs of every action token (population variances)
+    f64 = torch.float64
+    R64, L64, v64 = R.to(f64), L.to(f64), v_rows.to(f64)
+    sum_r = float((R64 * L64).sum())
+    sum_r2 = float((R64 * R64 * L64).sum())
+    var_r = sum_r2 / n_local - (sum_r / n_local) ** 2
+    if var_r > 1e-12 * max(1.0, sum_r2 / n_local):
+        # residual e = R - V: sum e = sum R L - sum V; sum e^2 = sum R^2 L - 2 sum R (row sum V) + sum V^2
+        sum_e = sum_r - float(v64.sum())
+        sum_e2 = sum_r2 - 2.0 * float((R64 * v64).sum()) + float(v2_rows.to(f64).sum())
+        var_e = sum_e2 / n_local - (sum_e / n_local) ** 2
+        stats["explained_variance"] = 1.0 - var_e / var_r
+    else:
+        notes.append("explained_variance not computed: every action token has the same reward.")
+    if blp is None:
+        notes.append("no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1.")
+    else:
+        onp = on_policy_rows(b)
+        if onp:
+            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+    all_clipped = [int(i) for i in torch.nonzero(active_rows == 0).flatten().tolist()]
+    if all_clipped:
+        notes.append(f"{len(all_clipped)} trajectories have every action token clipped (indices {fmt_indices(all_clipped, 5)}).")
+    short = [int(i) for i in torch.nonzero(lam == 0).flatten().tolist()]
+    if short:
+        notes.append(
+            f"{len(short)} trajectories are shorter than 1/gae_alpha = {sig(1 / method.gae_alpha)} action tokens, so "
+            f"their lambda was clamped to 0 (indices {fmt_indices(short, 5)})."
+        )
+    return Update(
+        method=method.name,
+        coefficients=coef,
+        advantages=A,
+        admitted=admitted,
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        value_targets=row_values_on_valid(b, R),
+        row_stats={"clipped_share": 1.0 - active_rows / L, "lambda": lam, "mean_ratio": ratio_rows / L},
+        normalizer="1/N: each action token of the global batch weighs 1/N",
+    )
