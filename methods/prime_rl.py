@@ -865,6 +865,11 @@ def _check_model(model: Any) -> str:
             "model='Qwen/Qwen3-8B' (prime-rl's [model] name)."
         )
     model = model.strip()
+    if _is_placeholder(model):
+        raise ValueError(
+            f"model {model!r} is a placeholder: replace it with the Hugging Face id or local folder of the model "
+            "to train, e.g. 'Qwen/Qwen3-8B'."
+        )
     if any(ord(c) < 32 or c == "\x7f" for c in model):
         raise ValueError(f"model must be one line of text (a Hugging Face id or a folder); got {model!r}")
     return model
@@ -877,6 +882,11 @@ def _check_taskset(taskset: Any) -> str:
             f"(prime-rl's env.taskset.id); got {taskset!r}"
         )
     text = taskset.strip()
+    if _is_placeholder(text):
+        raise ValueError(
+            f"taskset {text!r} is a placeholder: replace it with the id of the installed verifiers taskset to train "
+            "on (prime-rl's env.taskset.id), e.g. 'reverse-text'."
+        )
     if not _TASKSET_ID.match(text):
         looks_like_path = "/" in text and (text.startswith((".", "/", "~")) or text.count("/") > 1)
         hint = (
@@ -887,6 +897,10 @@ def _check_taskset(taskset: Any) -> str:
         )
         raise ValueError(f"taskset {text!r} is not a taskset id.{hint}")
     return text
+
+
+def _is_placeholder(text: str) -> bool:
+    return text.startswith("<") and text.endswith(">")
 
 
 def _split_gpus(gpus: Any) -> tuple[int, int]:
