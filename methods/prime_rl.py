@@ -99,7 +99,7 @@ LOSS_TYPES = ("default", "ipo", "custom")
 # arXiv:2607.05184). Qwen3 base/hybrid models think by default; the 2507 "Instruct" releases do not.
 _THINKING = re.compile(r"(thinking|reason|qwq|deepseek-r1|-r1\b|/r1-|magistral|\bo[134]-)", re.I)
 _QWEN3_HYBRID = re.compile(r"qwen3(?![.\d])", re.I)
-_NON_THINKING = re.compile(r"(instruct-2507|nothink|non-thinking)", re.I)
+_NON_THINKING = re.compile(r"(instruct-2507|nothink|non-thinking|coder|-base\b)", re.I)
 
 _TASKSET_ID = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"
@@ -1431,6 +1431,16 @@ def prime_rl_config(
             warnings.extend(w for w in tok_check.warnings if w not in warnings)
     elif tokenizers_match is not None:
         warnings.append(f"tokenizers_match applies to OPD only; {label} does not use a teacher, so it was not used.")
+
+    if batch % plan.group_size:
+        low = batch // plan.group_size * plan.group_size
+        options = [n for n in (low, low + plan.group_size) if n >= 1]
+        raise ValueError(
+            f"orchestrator.batch_size ({batch}) must be divisible by orchestrator.group_size ({plan.group_size}): "
+            f"prime-rl samples batch_size / group_size prompts per step. Fix: batch="
+            + " or batch=".join(map(str, options))
+            + f", or a group size that divides {batch}."
+        )
 
     # The shared seq_len must hold a prompt plus the completion cap.
     seq_len = max(D.PRIME_RL_SEQ_LEN, -(-(plan.max_tokens + PROMPT_TOKEN_BUDGET) // SEQ_LEN_MULTIPLE) * SEQ_LEN_MULTIPLE)

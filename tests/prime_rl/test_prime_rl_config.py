@@ -275,6 +275,7 @@ def test_opsd_keys_and_knobs():
         ("meta-llama/Llama-3.1-8B-Instruct", False, False),
         ("google/gemma-2-2b-it", True, False),
         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", False, True),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", False, False),
     ],
 )
 def test_opsd_size_and_thinking_warnings(model, small, thinking):
@@ -483,8 +484,11 @@ def test_bad_arguments_are_refused(kwargs, match):
 
 
 def test_batch_not_a_multiple_names_group_size():
-    with pytest.raises(ValueError, match=r"batch_size \(60\) must be divisible by orchestrator.group_size \(8\)"):
+    with pytest.raises(ValueError, match=r"batch_size \(60\) must be divisible by orchestrator.group_size \(8\)") as err:
         make("grpo", batch=60)
+    assert "batch=56 or batch=64" in str(err.value)
+    with pytest.raises(ValueError, match="batch=8"):
+        make("grpo", batch=4)
     with pytest.raises(ValueError, match="divisible"):
         make("opd", knobs=TEACHER, batch=6)  # samples=4
 
