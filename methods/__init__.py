@@ -9,6 +9,7 @@
 """
 
 from methods import defaults
+from methods.batch import Batch
 from methods.objects import (
     BPCO,
     GRPO,
@@ -26,9 +27,17 @@ from methods.objects import (
     make_method,
     method_names,
 )
+from methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
+from methods.update import Update
 
 __all__ = [
     "defaults",
+    "Batch",
+    "Update",
+    "preview_update",
+    "UpdatePreview",
+    "PreviewRow",
+    "NextStep",
     "Method",
     "GRPO",
     "MaxRL",

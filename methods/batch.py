@@ -313,6 +313,14 @@ class Batch:
                     out[i, : lengths[i]] = row
                 except (TypeError, ValueError):
                     raise _bad_entry(row, i, name if name != "mask" else "action_mask") from None
+            if np.isnan(out).any():  # numpy reads None as NaN: find a non-number before calling it a NaN
+                for i in np.nonzero(np.isnan(out).any(1))[0]:
+                    row = rows[name][i]
+                    if not hasattr(row, "dtype"):
+                        for t, x in enumerate(row):
+                            if isinstance(x, bool) or not isinstance(x, numbers.Real):
+                                label = name if name != "mask" else "action_mask"
+                                raise ValueError(f"trajectory {i}: {label}[{t}] must be a number, got {x!r}")
             return out
 
         def tensor(arr: Any) -> "torch.Tensor":

@@ -729,8 +729,12 @@ class GroupwiseGrading(Method):
 
     @property
     def stats(self) -> dict[str, Any]:
-        """Counters from the last ``group``/``shape``/``update`` calls (groups, mixed, grader calls ...)."""
-        return dict(self._stats)
+        """Running counters of ``group``/``shape``/``update`` calls: groups, mixed, grader_calls, grader_failures,
+        hacks, lambda_capped, and the factors / scores seen."""
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in self._stats.items() if not k.startswith("_")}
+
+    def reset_stats(self) -> None:
+        self._stats.clear()
 
     def group(self, items: list[Mapping[str, Any]]) -> list[float]:
         """Shape one group of items (prompt, completion, reward[, task_id]); returns one number per item."""

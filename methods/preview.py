@@ -1,0 +1,389 @@
+"""``preview_update``: run a method's update rule on a logged batch and say what it would keep and why.
+
+The question it answers before a GPU run: are these traces fresh enough to learn from with this
+method? It reports, per trajectory and for the batch, what the rule admits, the drift between the
+sampler and the current policy (mean per-token Bernoulli KL of the sampled token), the importance
+ratios, the method's own statistics and notes, and a verdict with the next step.
+
+torch is imported only when ``preview_update`` is called.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from methods import defaults as D
+
+__all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
+
+MAX_TRAJECTORIES = 4096  # trajectories read by default; more are dropped with a warning
+MAX_ROWS = 50  # per-trajectory rows returned; the rest are counted in rows_omitted
+STALE_SHARE = 0.5  # a verdict of too_stale when at least this share is rejected or masked for drift
+
+
+class NextStep(BaseModel):
+    """What to do now; where it is a tool call, the tool and its arguments."""
+
+    model_config = ConfigDict(frozen=True)
+    tool: str | None = Field(description="MCP tool to call next, or null when the next step is outside this server")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="arguments for that tool")
+    why: str = Field(description="one sentence: why this is the next step")
+
+
+class PreviewRow(BaseModel):
+    """One trajectory as the update rule sees it."""
+
+    index: int
+    reward: float
+    action_tokens: int
+    admitted: bool
+    advantage: float = Field(description="mean advantage over the trajectory's action tokens")
+    weight: float = Field(description="sum of the trajectory's coefficients: its total push on the policy")
+    drift: float | None = Field(None, description="mean per-token Bernoulli KL sampler -> policy; null when on-policy")
+    mean_ratio: float | None = Field(None, description="mean importance ratio pi/mu over action tokens")
+    kept_share: float | None = Field(None, description="share of action tokens the rule kept (band, clip, correction)")
+
+
+class UpdatePreview(BaseModel):
+    """What an update rule would do with a batch of logged trajectories."""
+
+    method: str
+    knobs: dict[str, Any]
+    n_trajectories: int
+    n_admitted: int
+    admitted_share: float
+    action_tokens: int
+    on_policy: bool = Field(description="true when no trajectory carries behavior_logprobs (every ratio is 1)")
+    drift: dict[str, float] | None = Field(
+        None, description="per-trajectory drift (mean Bernoulli KL): mean, median, p90, max, share_over_trust"
+    )
+    ratio: dict[str, float] | None = Field(None, description="token importance ratios: mean, min, max, share outside [0.5, 2]")
+    stats: dict[str, float]
+    rows: list[PreviewRow]
+    rows_omitted: int
+    notes: list[str]
+    verdict: str = Field(description="ok, too_stale, nothing_admitted, no_signal or off_policy")
+    summary: str
+    next_step: NextStep
+    warnings: list[str]
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES) -> tuple[list[dict[str, Any]], int]:
+    """(trajectories, how many more the file held): JSONL (one object a line) or a JSON array.
+
+    A line that is not a JSON object is refused with its line number.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must be a file path string; got {type(path).__name__}")
+    if not os.path.exists(path):
+        raise ValueError(f"no such file: {path!s}")
+    if os.path.isdir(path):
+        raise ValueError(f"{path!s} is a directory; give a JSONL file of trajectories")
+    with open(path, encoding="utf-8") as fh:
+        head = fh.read(1)
+        while head and head.isspace():
+            head = fh.read(1)
+        fh.seek(0)
+        if head == "[":
+            try:
+                data = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path!s}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            if not all(isinstance(x, Mapping) for x in data):
+                bad = next(i for i, x in enumerate(data) if not isinstance(x, Mapping))
+                raise ValueError(f"{path!s}: element {bad} of the array is not a JSON object")
+            return [dict(x) for x in data[:max_trajectories]], max(0, len(data) - max_trajectories)
+        out: list[dict[str, Any]] = []
+        extra = 0
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            if len(out) >= max_trajectories:
+                extra += 1
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path!s} line {lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, Mapping):
+                raise ValueError(f"{path!s} line {lineno}: expected a JSON object (one trajectory), got {type(obj).__name__}")
+            out.append(dict(obj))
+    if not out:
+        raise ValueError(f"{path!s} holds no trajectories")
+    return out, extra
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    ys = sorted(xs)
+    if not ys:
+        return math.nan
+    pos = q * (len(ys) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ys) - 1)
+    return ys[lo] + (ys[hi] - ys[lo]) * (pos - lo)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def preview_update(
+    method: Any,
+    knobs: dict[str, Any] | None = None,
+    trajectories: Sequence[Mapping[str, Any]] | None = None,
+    path: str | None = None,
+    max_trajectories: int = MAX_TRAJECTORIES,
+) -> UpdatePreview:
+    """Run ``method`` (a name such as "FlashReinforce", or a method object) with ``knobs`` on a batch, without training.
+
+    Give the batch inline (``trajectories``: a list of dicts with reward, logprobs and, where logged,
+    behavior_logprobs, values, teacher_logprobs, action_mask) or as ``path`` (JSONL). At most
+    ``max_trajectories`` are read. rae's baselines are not moved. Errors (``ValueError``) say what to fix.
+    """
+    import torch
+
+    from methods.batch import Batch
+    from methods.objects import Method, make_method
+    from methods.rules.single_rollout import bernoulli_kl
+
+    warnings: list[str] = []
+    knobs = dict(knobs or {})
+    if isinstance(max_trajectories, bool) or not isinstance(max_trajectories, int) or max_trajectories < 1:
+        raise ValueError(f"max_trajectories must be an integer >= 1; got {max_trajectories!r}")
+    if (trajectories is None) == (path is None):
+        raise ValueError("give the batch either inline (trajectories) or as a JSONL file (path), not both and not neither")
+    if path is not None:
+        trajs, extra = read_trajectories(path, max_trajectories)
+    else:
+        if isinstance(trajectories, (str, bytes, Mapping)) or not isinstance(trajectories, Sequence):
+            raise ValueError("trajectories must be a list of objects, one per trajectory")
+        trajs = list(trajectories[:max_trajectories])
+        extra = max(0, len(trajectories) - max_trajectories)
+    if extra:
+        warnings.append(f"read the first {len(trajs)} trajectories; {extra} more were left out (max_trajectories).")
+
+    if isinstance(method, Method):
+        obj = make_method(method, **knobs)
+    else:
+        if not isinstance(method, str):
+            raise ValueError(f"method must be a method name such as 'FlashReinforce' or 'grpo'; got {method!r}")
+        folded = method.lower().replace("_", "").replace(" ", "")
+        if folded in ("opd", "onpolicydistillation") and "teacher" not in knobs:
+            knobs["teacher"] = "preview-teacher"
+            warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
+        obj = make_method(method, **knobs)
+
+    batch = Batch.from_trajectories(trajs, dtype=torch.float64)
+    kwargs: dict[str, Any] = {"distributed": False}
+    inner_name = getattr(getattr(obj, "inner", None), "name", None)
+    if obj.name == "rae" or inner_name == "rae":
+        kwargs["commit"] = False
+    upd = obj.update(batch, **kwargs)
+
+    B = batch.size
+    mask = batch.mask
+    mf = mask.to(torch.float64)
+    L = mf.sum(1)
+    n_adm = upd.n_admitted
+    blp = batch.behavior_logprobs
+    on_policy = blp is None
+
+    drift_rows: list[float] | None = None
+    ratio_summary = None
+    drift_summary = None
+    if blp is not None:
+        zero = torch.zeros((), dtype=torch.float64)
+        kl = torch.where(mask, bernoulli_kl(torch.where(mask, blp, zero), torch.where(mask, batch.logprobs, zero)), zero)
+        drift_t = kl.sum(1) / L
+        drift_rows = drift_t.tolist()
+        x = torch.where(mask, batch.logprobs - blp, zero).clamp(-30, 30)
+        rho = x.exp()
+        rv = rho[mask]
+        outside = ((rv < 0.5) | (rv > 2.0)).double().mean()
+        ratio_summary = {
+            "mean": float(rv.mean()),
+            "min": float(rv.min()),
+            "max": float(rv.max()),
+            "share_outside_0.5_2": float(outside),
+        }
+        trust = float(getattr(obj, "trust", D.FLASH_REINFORCE_TRUST))
+        drift_summary = {
+            "mean": float(drift_t.mean()),
+            "median": _quantile(drift_rows, 0.5),
+            "p90": _quantile(drift_rows, 0.9),
+            "max": float(drift_t.max()),
+            "trust": trust,
+            "share_over_trust": float((drift_t > trust).double().mean()),
+        }
+
+    adv_rows = (torch.where(mask, upd.advantages.to(torch.float64), torch.zeros((), dtype=torch.float64)).sum(1) / L).tolist()
+    weight_rows = upd.coefficients.to(torch.float64).sum(1).tolist()
+    ratio_rows = upd.row_stats.get("mean_ratio")
+    kept_rows = upd.row_stats.get("kept_share")
+    if kept_rows is None and "clipped_share" in upd.row_stats:
+        kept_rows = 1.0 - upd.row_stats["clipped_share"]
+    if ratio_rows is None and blp is not None:
+        ratio_rows = (torch.where(mask, (batch.logprobs - blp).clamp(-30, 30).exp(), torch.zeros((), dtype=torch.float64)).sum(1) / L)
+    rewards = batch.rewards.tolist()
+    admitted = upd.admitted.tolist()
+    rows = []
+    for i in range(min(B, MAX_ROWS)):
+        rows.append(
+            PreviewRow(
+                index=i,
+                reward=rewards[i],
+                action_tokens=int(L[i]),
+                admitted=bool(admitted[i]),
+                advantage=adv_rows[i],
+                weight=weight_rows[i],
+                drift=None if drift_rows is None else drift_rows[i],
+                mean_ratio=None if ratio_rows is None else _finite(float(ratio_rows[i])),
+                kept_share=None if kept_rows is None else _finite(float(kept_rows[i])),
+            )
+        )
+
+    stats = {k: float(v) for k, v in upd.stats.items() if isinstance(v, (int, float)) and math.isfinite(float(v))}
+    verdict, summary, next_step = _judge(obj, upd, stats, drift_summary, n_adm, B, on_policy)
+    if B < 8:
+        warnings.append(f"only {B} trajectories: batch statistics (baseline, shares) are noisy at this size.")
+    return UpdatePreview(
+        method=upd.method,
+        knobs=obj.knobs(),
+        n_trajectories=B,
+        n_admitted=n_adm,
+        admitted_share=n_adm / B,
+        action_tokens=int(L.sum()),
+        on_policy=on_policy,
+        drift=drift_summary,
+        ratio=ratio_summary,
+        stats=stats,
+        rows=rows,
+        rows_omitted=max(0, B - MAX_ROWS),
+        notes=list(upd.notes),
+        verdict=verdict,
+        summary=summary,
+        next_step=next_step,
+        warnings=warnings,
+    )
+
+
+def _judge(
+    obj: Any,
+    upd: Any,
+    stats: dict[str, float],
+    drift: dict[str, float] | None,
+    n_adm: int,
+    B: int,
+    on_policy: bool,
+) -> tuple[str, str, NextStep]:
+    name = obj.name
+    label = type(obj).__name__
+    moved = bool((upd.coefficients != 0).any())
+    share = n_adm / B
+    drift_text = "" if drift is None else f"; mean drift {drift['mean']:.3g} (max {drift['max']:.3g})"
+
+    # how much of the batch this rule threw away for staleness
+    lost = 1.0 - share
+    if name == "sao":
+        lost = max(lost, stats.get("masked_token_share", 0.0))
+    elif name == "bpco":
+        lost = max(lost, stats.get("clipped_token_share", 0.0))
+    elif name == "async":
+        lost = max(lost, 1.0 - stats.get("kept_token_share", 1.0))
+
+    if n_adm == 0:
+        step = _stale_step(obj, drift)
+        return (
+            "nothing_admitted",
+            f"{label} would admit none of the {B} trajectories{drift_text}: this batch moves nothing.",
+            step,
+        )
+    if not on_policy and lost >= STALE_SHARE and name in ("flash_reinforce", "sao", "bpco", "async"):
+        step = _stale_step(obj, drift)
+        return (
+            "too_stale",
+            f"{label} would lose {lost:.0%} of this batch to its off-policy guard{drift_text}: the traces are too "
+            "stale to learn much from.",
+            step,
+        )
+    if (
+        not on_policy
+        and name in ("grpo", "max_rl", "rae", "opd", "opsd")
+        and drift is not None
+        and drift["median"] > D.FLASH_REINFORCE_TRUST
+    ):
+        return (
+            "off_policy",
+            f"these traces were not sampled by the current policy{drift_text}, and {label} applies no importance "
+            "correction on its own.",
+            NextStep(
+                tool="preview_update",
+                arguments={"method": "Async", "knobs": {"method": name, "correction": "icepop"}},
+                why=f"wrap {label} in Async so stale tokens are reweighted or masked, and preview that instead.",
+            ),
+        )
+    if not moved:
+        return (
+            "no_signal",
+            f"{label} admits {n_adm} of {B} trajectories but every coefficient is 0 (every advantage is 0): "
+            "the rewards do not split.",
+            NextStep(
+                tool="band",
+                arguments={},
+                why="check the pass-rate band of these tasks: train on tasks the model passes 20-80% of the time.",
+            ),
+        )
+    if name in ("grpo", "max_rl", "rae", "opd", "opsd") or (name == "async" and obj.inner.name in ("grpo", "max_rl", "rae", "opd", "opsd")):
+        method_arg = name if name != "async" else {"name": "async", **obj.knobs()}
+        step = NextStep(
+            tool="prime_rl_config",
+            arguments={"method": method_arg},
+            why=f"{label} runs in prime-rl: write its config (add the taskset and model).",
+        )
+    else:
+        step = NextStep(
+            tool=None,
+            arguments={},
+            why=f"call {label}().update(batch) in your own trainer and minimise update.loss(logprobs); prime-rl cannot run {label}.",
+        )
+    return (
+        "ok",
+        f"{label} would admit {n_adm} of {B} trajectories ({share:.0%}){drift_text}.",
+        step,
+    )
+
+
+def _stale_step(obj: Any, drift: dict[str, float] | None) -> NextStep:
+    name = obj.name
+    if name == "flash_reinforce" and drift is not None:
+        median = drift["median"]
+        if median > 0 and math.isfinite(median):
+            trust = float(f"{median * 1.5:.2g}")
+            return NextStep(
+                tool="preview_update",
+                arguments={"method": "FlashReinforce", "knobs": {"trust": trust}},
+                why=(
+                    f"resample with a smaller policy lag, or see what trust={trust:g} (1.5 times the batch's median drift) "
+                    "would admit; a trust far above the paper's 1e-3..1e-2 trades bias for data."
+                ),
+            )
+    if name == "sao":
+        return NextStep(
+            tool="preview_update",
+            arguments={"method": "SAO", "knobs": {"ratio": list(D.SAO_RATIO_CODING)}},
+            why="resample with a smaller policy lag, or preview the wider coding band (0.2, 4.0).",
+        )
+    return NextStep(
+        tool=None,
+        arguments={},
+        why="resample these prompts with the current policy (or lower the off-policy lag): the logged traces are too far from it.",
+    )

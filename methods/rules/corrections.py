@@ -1,0 +1,178 @@
+"""Async: a staleness bound and a per-token off-policy correction around an inner update.
+
+The inner method (grpo, max_rl, rae, OPD, OPSD) computes its coefficients as if on-policy. For each
+action token, with rho = pi_train(a)/pi_sampler(a) = exp(clamp(logp - behavior_logp, -20, 20)):
+
+* ``ipo``     keep rho * c where |pi_train(a) - pi_sampler(a)| <= ipo_threshold (a probability
+              difference, prime-rl's ``ipo_threshold``), else 0;
+* ``icepop``  keep rho * c where low <= rho <= high (inclusive, as verl and OpenRLHF), else 0;
+* ``tis``     c * min(rho, cap) (truncated importance sampling, verl's token level).
+
+A trajectory whose ``staleness`` (policy versions behind the trainer) exceeds ``off_policy_steps``
+is dropped whole (it still counts in the inner normalizer). Corrections multiply the inner
+coefficients, so the inner normalization (1/N over the global batch) is kept: masked tokens still
+count in N, as in SAO. Without behavior_logprobs every ratio is 1 and nothing is masked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from methods import defaults as D
+from methods.rules._common import (
+    field_clean,
+    fmt_indices,
+    on_policy_rows,
+    prepare,
+    sig,
+    staleness_gate,
+)
+from methods.update import Update
+
+
+def correction_weights(
+    logprobs: torch.Tensor,
+    behavior_logprobs: torch.Tensor,
+    mask: torch.Tensor,
+    correction: str,
+    *,
+    ipo_threshold: float = D.ASYNC_IPO_THRESHOLD,
+    ratio: tuple[float, float] = D.ASYNC_ICEPOP_RATIO,
+    cap: float = D.ASYNC_TIS_CAP,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(weights [B, T], kept [B, T] bool, rho [B, T]): the factor each inner coefficient is multiplied by.
+
+    Masked positions get weight 0 and never produce NaN (inputs there may be garbage).
+    """
+    dt = logprobs.dtype
+    zero = torch.zeros((), dtype=dt, device=logprobs.device)
+    lp = torch.where(mask, logprobs, zero)
+    blp = torch.where(mask, behavior_logprobs, zero)
+    x = (lp - blp).clamp_(-D.ASYNC_LOG_RATIO_CLAMP, D.ASYNC_LOG_RATIO_CLAMP)
+    rho = x.exp()
+    if correction == "ipo":
+        kept = ((lp.exp() - blp.exp()).abs() <= ipo_threshold) & mask
+        weights = torch.where(kept, rho, zero)
+    elif correction == "icepop":
+        low, high = ratio
+        kept = (rho >= low) & (rho <= high) & mask
+        weights = torch.where(kept, rho, zero)
+    elif correction == "tis":
+        kept = mask.clone()
+        weights = torch.where(mask, rho.clamp(max=cap), zero)
+    else:
+        raise ValueError(f"correction must be one of {', '.join(D.ASYNC_CORRECTIONS)}; got {correction!r}")
+    return weights, kept, torch.where(mask, rho, zero)
+
+
+def async_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+    commit: bool = True,
+) -> Update:
+    """The inner update, then the staleness gate and the per-token correction (see the module docstring).
+
+    Stats: the inner method's, plus kept_token_share, mean_ratio (over action tokens), max_prob_diff
+    (largest |pi_train - pi_sampler|), mean_weight (mean correction factor over action tokens),
+    stale_trajectories. ``commit=False`` leaves rae's baselines where they were.
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    inner = method.inner
+    kwargs: dict[str, Any] = {"validate": validate, "distributed": distributed, "within_async": True}
+    if inner.name == "rae":
+        kwargs["commit"] = commit
+    base = inner.update(b, **kwargs)
+    blp = b.behavior_logprobs
+    if blp is not None:
+        field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
+    mask = b.mask
+    notes = list(base.notes)
+    stats = dict(base.stats)
+    if blp is None:
+        weights = mask.to(dt)
+        kept = mask
+        rho = mask.to(dt)
+        notes.append("no trajectory has behavior_logprobs: taken as on-policy, so the correction changes nothing.")
+    else:
+        weights, kept, rho = correction_weights(
+            b.logprobs,
+            blp,
+            mask,
+            method.correction,
+            ipo_threshold=method.ipo_threshold,
+            ratio=method.ratio,
+            cap=method.cap,
+        )
+        onp = on_policy_rows(b)
+        if onp:
+            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+    fresh, stale = staleness_gate(b, method.off_policy_steps)
+    if fresh is not None:
+        weights = weights * fresh[:, None].to(dt)
+    coef = base.coefficients * weights
+    kept_rows = (kept & mask).sum(1)
+    admitted = base.admitted & (kept_rows > 0)
+    if fresh is not None:
+        admitted &= fresh
+
+    mf = mask.to(dt)
+    n_tok = float(mf.sum())
+    zero = torch.zeros((), dtype=dt, device=b.device)
+    if blp is not None:
+        pdiff = torch.where(mask, (b.logprobs.exp() - blp.exp()).abs(), zero)
+        max_pd = float(pdiff.max())
+    else:
+        max_pd = 0.0
+    n_kept = float((kept & mask).sum())
+    stats.update(
+        {
+            "kept_token_share": n_kept / n_tok,
+            "mean_ratio": float((rho * mf).sum()) / n_tok,
+            "max_prob_diff": max_pd,
+            "mean_weight": float((weights * mf).sum()) / n_tok,
+            "stale_trajectories": float(len(stale)),
+            "admitted_share": float(admitted.sum()) / B,
+        }
+    )
+    if blp is not None and n_kept < n_tok:
+        if method.correction == "ipo":
+            rule = f"|pi_train - pi_sampler| > ipo_threshold={sig(method.ipo_threshold)}"
+        else:
+            rule = f"a ratio outside [{sig(method.ratio[0])}, {sig(method.ratio[1])}]"
+        notes.append(f"{method.correction} masked {int(n_tok - n_kept)} of {int(n_tok)} action tokens with {rule}.")
+    if blp is not None and method.correction == "tis":
+        capped = int(((rho > method.cap) & mask).sum())
+        if capped:
+            notes.append(f"tis capped the ratio of {capped} tokens at {sig(method.cap)}.")
+    if stale:
+        notes.append(
+            f"dropped {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
+            f"(indices {fmt_indices(stale)})."
+        )
+    lost = [int(i) for i in torch.nonzero(base.admitted & ~admitted).flatten().tolist() if int(i) not in set(stale)]
+    if lost:
+        notes.append(f"{len(lost)} trajectories lost every token to the correction (indices {fmt_indices(lost)}).")
+    row_stats = dict(base.row_stats)
+    row_stats["kept_share"] = kept_rows.to(dt) / mf.sum(1).clamp_min(1)
+    row_stats["mean_ratio"] = (rho * mf).sum(1) / mf.sum(1).clamp_min(1)
+    return Update(
+        method=f"async {inner.name}",
+        coefficients=coef,
+        advantages=base.advantages,
+        admitted=admitted,
+        mask=mask,
+        stats=stats,
+        notes=notes,
+        value_targets=base.value_targets,
+        row_stats=row_stats,
+        normalizer=base.normalizer,
+    )

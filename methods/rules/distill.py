@@ -1,0 +1,240 @@
+"""Distillation rules: OPD (a served teacher) and OPSD (the student's own anchored weights, shown privileged text).
+
+Two forms of the same per-token loss:
+
+* **Sampled-token form** (``OPD.update`` / ``OPSD.update``): only the log-probs of the tokens the
+  student sampled are needed, from the student (``logprobs``) and the teacher (``teacher_logprobs``).
+  With delta = log pi_T(a) - log pi_S(a), the policy-gradient coefficient of each action token is
+  the score-function gradient of the chosen divergence, estimated on the student's own samples:
+
+  - reverse_kl  KL(S || T):   c = delta                                 (Thinking Machines; prime-rl ref_kl)
+  - forward_kl  KL(T || S):   c = exp(delta) - 1   (importance weight pi_T/pi_S, baseline 1)
+  - jsd         JSD(S, T):    c = (softplus(delta) - log 2) / 2 = 1/2 log((pi_S + pi_T)/(2 pi_S))
+
+  delta is clamped to +-20 before exp. c = 0 when the teacher agrees with the student. The
+  coefficients are ``c / N`` with N the action tokens of the global batch (token-weighted mean, as
+  every rule here). Rewards are not read.
+
+* **Top-k form** (``OPD.topk_loss`` / ``topk_divergence``): the student's log-probs gathered at the
+  teacher's top-k token ids ``[B, T, K]`` and the teacher's own ``[B, T, K]``. The rest of the
+  vocabulary is one extra "tail" category (log(1 - sum p), as TRL's tail bucket), so mass the
+  student puts off the teacher's support is still penalized. Differentiable in the student's
+  log-probs; a token-mean over the mask.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from methods import defaults as D
+from methods.rules._common import (
+    action_counts,
+    field_clean,
+    fmt_indices,
+    global_sums,
+    prepare,
+    require,
+    sig,
+    use_distributed,
+)
+from methods.update import Update
+
+_LOG2 = math.log(2.0)
+
+
+def sampled_token_coefficients(delta: torch.Tensor, divergence: str) -> torch.Tensor:
+    """Per-token coefficient from delta = teacher_lp - student_lp (see the module docstring)."""
+    if divergence == "reverse_kl":
+        return delta.clone()
+    d = delta.clamp(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
+    if divergence == "forward_kl":
+        return torch.expm1(d)
+    if divergence == "jsd":
+        return (torch.nn.functional.softplus(d) - _LOG2) * 0.5
+    raise ValueError(f"divergence must be one of {', '.join(D.DIVERGENCES)}; got {divergence!r}")
+
+
+def distill_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+    within_async: bool = False,
+) -> Update:
+    """OPD / OPSD in sampled-token form: coefficients ``c(delta) / N`` on every action token.
+
+    ``teacher_logprobs`` must be on every trajectory: for OPD the served teacher's log-probs of the
+    student's sampled tokens (prompt log-probs from vLLM), for OPSD the same student weights at the
+    configured anchor (ema / initial / live) scored with the privileged text in the prompt.
+    Stats: reverse_kl (the k1 estimate mean(logp - teacher_lp)), reverse_kl_k3 (mean of
+    exp(delta) - 1 - delta, non-negative), teacher_prefers_share (tokens where the teacher's
+    log-prob is higher), action_tokens.
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    who = "OPD" if method.name == "opd" else "OPSD"
+    hint = (
+        "Score the student's sampled tokens with the teacher (a server that returns prompt log-probs) and put them "
+        "in each trajectory's teacher_logprobs."
+        if who == "OPD"
+        else f"Score the sampled tokens with the {method.anchor} weights shown the privileged '{method.privileged}' "
+        "text, and put them in each trajectory's teacher_logprobs."
+    )
+    teacher = require(b, "teacher_logprobs", who, hint)
+    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
+    clean &= field_clean(b, "teacher_logprobs", teacher, validate=validate, nonpositive=True)
+    mf = b.float_mask(dt)
+    L = action_counts(b, mf)
+    delta = torch.sub(teacher, b.logprobs)
+    if not clean:
+        delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
+    c = sampled_token_coefficients(delta, method.divergence).mul_(mf)
+    dist_on = use_distributed(distributed)
+    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    coef = c / n_global
+
+    n_local = float(L.sum())
+    dm = delta.clamp(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
+    k3 = (torch.expm1(dm) - dm).mul_(mf)
+    stats = {
+        "reverse_kl": -float((delta * mf).sum()) / n_local,
+        "reverse_kl_k3": float(k3.sum()) / n_local,
+        "teacher_prefers_share": float(((delta > 0).to(dt) * mf).sum()) / n_local,
+        "action_tokens": n_global,
+    }
+    notes = [f"{who} reads no reward: the signal is the teacher's log-probs ({method.divergence}, sampled-token form)."]
+    if b.behavior_logprobs is not None and not within_async:
+        off = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
+        rows = torch.nonzero(off.amax(1) > 1e-3).flatten().tolist()
+        if rows:
+            notes.append(
+                f"{len(rows)} trajectories were sampled by another policy (indices {fmt_indices(rows)}); the "
+                "sampled-token estimate assumes the student's own samples: wrap the method in Async."
+            )
+    if who == "OPSD" and method.anchor_parts()[0] == "live":
+        notes.append("anchor=live: the teacher moves with the student every step (prime-rl's opsd).")
+    big = float(delta.abs().max()) if n_local else 0.0
+    if big > D.OPD_LOG_RATIO_CLAMP and method.divergence != "reverse_kl":
+        notes.append(f"|teacher_lp - logp| reached {sig(big)}; clamped to {D.OPD_LOG_RATIO_CLAMP:g} before exp.")
+    return Update(
+        method=method.name,
+        coefficients=coef,
+        advantages=c,
+        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        row_stats={"reverse_kl": -(delta * mf).sum(1) / L},
+        normalizer="1/N: each action token of the global batch weighs 1/N",
+    )
+
+
+@dataclass(eq=False)
+class DivergenceLoss:
+    """The top-k distillation loss: ``loss`` (scalar, differentiable), ``per_token`` [B, T] (detached), ``stats``."""
+
+    loss: torch.Tensor
+    per_token: torch.Tensor
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+def _tail(logp: torch.Tensor) -> torch.Tensor:
+    """log(1 - sum exp(logp)) over the last dim: the tail bucket's log-prob, floored so it stays finite."""
+    lse = torch.logsumexp(logp, -1, keepdim=True)
+    tiny = torch.finfo(logp.dtype).tiny
+    return torch.log((-torch.expm1(lse.clamp(max=0.0))).clamp_min(tiny * 1e6))
+
+
+def topk_divergence(
+    student_topk_logprobs: torch.Tensor,
+    teacher_topk_logprobs: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    divergence: str = D.OPD_DIVERGENCE,
+    top_k: int | None = None,
+    tail: bool = True,
+) -> DivergenceLoss:
+    """Divergence between student and teacher over the teacher's top-k support (plus a tail bucket).
+
+    ``student_topk_logprobs`` [B, T, K]: the student's log-softmax gathered at the teacher's top-k
+    token ids (keep its graph); ``teacher_topk_logprobs`` [B, T, K]: the teacher's log-probs of
+    those ids. When K > ``top_k`` the teacher's ``top_k`` most likely ids are kept. ``tail=False``
+    renormalizes both over the support instead of adding the tail category. The loss is the mean
+    over the masked positions; masked positions may hold anything (never leak into loss or grad).
+    """
+    s, t = student_topk_logprobs, teacher_topk_logprobs
+    if s.dim() != 3 or s.shape != t.shape:
+        raise ValueError(
+            "student_topk_logprobs and teacher_topk_logprobs must both be [B, T, K] with the same shape; got "
+            f"{list(s.shape)} and {list(t.shape)}"
+        )
+    if divergence not in D.DIVERGENCES:
+        raise ValueError(f"divergence must be one of {', '.join(D.DIVERGENCES)}; got {divergence!r}")
+    if not s.is_floating_point():
+        raise ValueError("student_topk_logprobs must be a floating tensor")
+    if s.dtype not in (torch.float32, torch.float64):
+        s = s.float()
+    t = t.to(s.dtype).detach()
+    B, T, K = s.shape
+    if mask is None:
+        mask = torch.ones(B, T, dtype=torch.bool, device=s.device)
+    mask = mask.to(device=s.device, dtype=torch.bool)
+    if mask.shape != (B, T):
+        raise ValueError(f"mask must be [B, T] = [{B}, {T}], got {list(mask.shape)}")
+    if top_k is not None and K > top_k:
+        idx = t.topk(top_k, dim=-1).indices
+        s, t = s.gather(-1, idx), t.gather(-1, idx)
+    m3 = mask[..., None]
+    zero = torch.zeros((), dtype=s.dtype, device=s.device)
+    s = torch.where(m3, s, torch.full((), -1.0, dtype=s.dtype, device=s.device) - math.log(s.shape[-1] + 1))
+    t = torch.where(m3, t, torch.full((), -1.0, dtype=s.dtype, device=s.device) - math.log(s.shape[-1] + 1))
+    with torch.no_grad():
+        for name, x in (("student", s), ("teacher", t)):
+            bad = ~torch.isfinite(x) | (x > 1e-6)
+            if bool(bad.any()):
+                i, j, k = (int(v) for v in torch.nonzero(bad)[0].tolist())
+                raise ValueError(
+                    f"trajectory {i}, token {j}: {name} top-k log-prob [{k}] is {float(x[i, j, k])!r}; log-probs must "
+                    "be finite and <= 0"
+                )
+            excess = torch.logsumexp(x, -1)
+            if bool((excess > 1e-4).any()):
+                i, j = (int(v) for v in torch.nonzero(excess > 1e-4)[0].tolist())
+                raise ValueError(
+                    f"trajectory {i}, token {j}: the {name}'s top-k probabilities sum to {math.exp(float(excess[i, j])):.4f} > 1; "
+                    "pass log-softmax outputs gathered at the teacher's top-k ids"
+                )
+    if tail:
+        S = torch.cat([s, _tail(s)], -1)
+        Tt = torch.cat([t, _tail(t)], -1)
+    else:
+        S = torch.log_softmax(s, -1)
+        Tt = torch.log_softmax(t, -1)
+    ps = S.exp()
+    pt = Tt.exp()
+    if divergence == "reverse_kl":
+        per = (ps * (S - Tt)).sum(-1)
+    elif divergence == "forward_kl":
+        per = (pt * (Tt - S)).sum(-1)
+    else:
+        Mx = torch.logsumexp(torch.stack([S, Tt]), 0) - _LOG2
+        per = 0.5 * (ps * (S - Mx)).sum(-1) + 0.5 * (pt * (Tt - Mx)).sum(-1)
+    per = torch.where(mask, per, zero)
+    n = mask.sum().clamp_min(1)
+    loss = per.sum() / n
+    with torch.no_grad():
+        cover = torch.where(mask, torch.logsumexp(t, -1).exp(), zero).sum() / n
+        stats = {
+            "divergence": float(loss.detach()),
+            "teacher_mass_on_support": float(cover),
+            "tokens": float(mask.sum()),
+        }
+    return DivergenceLoss(loss=loss, per_token=per.detach(), stats=stats)

@@ -1,0 +1,201 @@
+"""Group-relative update rules: grpo, max_rl, rae (prime-rl's reward-advantage algorithms).
+
+Each trajectory gets one advantage A_i from its reward; the coefficient on each of its action tokens
+is ``A_i / N``, N = action tokens of the global batch (all data-parallel ranks): a token-weighted
+mean, the same convention as SAO and BPCO, and prime-rl's normalization by the global loss-token
+count. No importance ratio: these are on-policy rules; wrap them in ``Async`` for stale rollouts.
+
+Groups come from the batch (``group``/``task_id``/... on each trajectory, see ``methods.batch``);
+without them, consecutive blocks of ``group_size`` trajectories form the groups (TRL's layout).
+A group must not be split across data-parallel ranks: its statistics are computed locally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from methods import defaults as D
+from methods.batch import Batch
+from methods.rules._common import (
+    action_counts,
+    check_rewards,
+    expand_rows,
+    field_clean,
+    fmt_indices,
+    global_sums,
+    prepare,
+    sig,
+    use_distributed,
+)
+from methods.update import Update
+
+
+def group_index(b: Batch, group_size: int, method: str) -> torch.Tensor:
+    """[B] int64 group ids 0..G-1 (from the batch's groups, else consecutive blocks of group_size)."""
+    B = b.size
+    if b.groups is not None:
+        return torch.unique(b.groups, return_inverse=True)[1]
+    if B % group_size:
+        raise ValueError(
+            f"{method}: the batch has {B} trajectories, not a multiple of group_size={group_size}, and names no "
+            "groups; give each trajectory a 'task_id' (or 'group'), or set group_size to the rollouts per prompt"
+        )
+    return torch.arange(B, device=b.device) // group_size
+
+
+def group_means(R: torch.Tensor, gid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(per-group mean [G], per-group count [G])."""
+    G = int(gid.max()) + 1
+    counts = torch.zeros(G, dtype=R.dtype, device=R.device).index_add_(0, gid, torch.ones_like(R))
+    sums = torch.zeros(G, dtype=R.dtype, device=R.device).index_add_(0, gid, R)
+    return sums / counts, counts
+
+
+def grpo_advantages(
+    R: torch.Tensor, gid: torch.Tensor, normalize_std: bool = False, eps: float = D.GRPO_STD_EPS
+) -> torch.Tensor:
+    """A_i = R_i - mean_group(R), divided by (Bessel std + eps) when ``normalize_std``; a group of one gets 0."""
+    mean, counts = group_means(R, gid)
+    A = R - mean[gid]
+    if normalize_std:
+        sq = torch.zeros_like(mean).index_add_(0, gid, A * A)
+        std = torch.sqrt(sq / (counts - 1).clamp_min(1))
+        A = A / (std[gid] + eps)
+    return torch.where(counts[gid] > 1, A, torch.zeros_like(A))
+
+
+def max_rl_advantages(R: torch.Tensor, gid: torch.Tensor) -> torch.Tensor:
+    """A_i = (R_i - mean)/mean per group (arXiv:2602.02710); 0 where the group's mean is 0 or it has one member."""
+    mean, counts = group_means(R, gid)
+    m = mean[gid]
+    ok = (m > 0) & (counts[gid] > 1)
+    return torch.where(ok, (R - m) / torch.where(ok, m, torch.ones_like(m)), torch.zeros_like(R))
+
+
+def rae_advantages(
+    R: torch.Tensor, agents: list[str], baselines: dict[str, float], decay: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """A = R - b with b read before the trajectory's own reward moves it; returns (A, new baselines).
+
+    Sequential in batch order per agent (b <- decay*b + (1-decay)*R), as prime-rl scores traces; a
+    scan over B scalars, never over tokens.
+    """
+    state = dict(baselines)
+    adv = []
+    for r, agent in zip(R.tolist(), agents):
+        base = state.get(agent, D.RAE_INITIAL_BASELINE)
+        adv.append(r - base)
+        state[agent] = decay * base + (1.0 - decay) * r
+    return torch.tensor(adv, dtype=R.dtype, device=R.device), state
+
+
+def grouped_update(
+    method: Any,
+    batch: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    device: Any = None,
+    validate: bool = True,
+    distributed: bool | None = None,
+    commit: bool = True,
+    within_async: bool = False,
+) -> Update:
+    """grpo / max_rl / rae advantages, and coefficients A_i / N on every action token.
+
+    ``commit=False`` computes rae's advantages without moving its baselines (a preview).
+    Stats: mean_reward, groups, mixed_group_share (groups whose rewards differ), zero_advantage_share,
+    mean_abs_advantage, action_tokens; rae adds agents and mean_baseline (after the update).
+    """
+    b = prepare(batch, dtype, device)
+    B, T = b.logprobs.shape
+    dt = b.dtype
+    if validate:
+        check_rewards(b)
+    field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
+    mf = b.float_mask(dt)
+    L = action_counts(b, mf)
+    R = b.rewards
+    name = method.name
+    notes: list[str] = []
+    stats: dict[str, float] = {"mean_reward": float(R.mean())}
+
+    if name == "rae":
+        agents = b.agents or [D.RAE_DEFAULT_AGENT] * B
+        agents = [a or D.RAE_DEFAULT_AGENT for a in agents]
+        A, state = rae_advantages(R, agents, method._baselines, float(method.decay))
+        if commit:
+            method._baselines.clear()
+            method._baselines.update(state)
+        stats["agents"] = float(len(set(agents)))
+        stats["mean_baseline"] = sum(state.values()) / len(state)
+        if not commit:
+            notes.append("preview: the EMA baselines were not moved (commit=False).")
+    else:
+        gid = group_index(b, method.group_size, name)
+        mean, counts = group_means(R, gid)
+        if name == "max_rl":
+            if validate and bool((R < 0).any()):
+                i = int(torch.nonzero(R < 0)[0])
+                raise ValueError(
+                    f"trajectory {i}: reward is {float(R[i])!r}; max_rl divides by the group's mean pass rate and "
+                    "needs rewards >= 0 (use grpo for signed rewards)"
+                )
+            A = max_rl_advantages(R, gid)
+            zero_mean = int(((mean <= 0) & (counts > 1)).sum())
+            if zero_mean:
+                notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
+        else:
+            A = grpo_advantages(R, gid, bool(method.normalize_std))
+        G = int(counts.numel())
+        spread = torch.zeros(G, dtype=dt, device=b.device).index_add_(0, gid, (R - mean[gid]).abs())
+        mixed = int((spread > 0).sum())
+        stats["groups"] = float(G)
+        stats["mixed_group_share"] = mixed / G
+        singles = int((counts == 1).sum())
+        if singles:
+            notes.append(
+                f"{singles} of {G} groups have one rollout and carry no gradient under {name} "
+                "(use rae, or a single-rollout method, when each prompt has one rollout)."
+            )
+        if mixed < G:
+            notes.append(
+                f"{G - mixed} of {G} groups have identical rewards (all pass or all fail) and carry no gradient."
+            )
+        sizes = sorted({int(c) for c in counts.tolist()})
+        if b.groups is not None and sizes != [method.group_size]:
+            notes.append(
+                f"group sizes in the batch are {sizes[:6]}; the group_size knob ({method.group_size}) sets the "
+                "sampler's rollouts per prompt and is not used when trajectories name their group."
+            )
+
+    dist_on = use_distributed(distributed)
+    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    coef = torch.mul(mf, (A / n_global)[:, None])
+    zero = A == 0
+    stats["zero_advantage_share"] = float(zero.sum()) / B
+    stats["mean_abs_advantage"] = float(A.abs().mean())
+    stats["action_tokens"] = n_global
+    if bool(zero.all()):
+        notes.append("every advantage is 0: this update moves nothing.")
+    if b.behavior_logprobs is not None and not within_async:
+        diff = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
+        worst = float(diff.max())
+        if worst > 1e-3:
+            rows = torch.nonzero(diff.amax(1) > 1e-3).flatten().tolist()
+            notes.append(
+                f"{len(rows)} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(worst)}; "
+                f"indices {fmt_indices(rows)}); {name} applies no importance ratio: wrap it in Async for stale rollouts."
+            )
+    return Update(
+        method=name,
+        coefficients=coef,
+        advantages=expand_rows(A, T),
+        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        row_stats={"advantage": A},
+        normalizer="1/N: each action token of the global batch weighs 1/N",
+    )
