@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,7 @@ class _CountingReader:
         self.raw, self.total, self.progress, self.max_bytes, self.path = raw, total, progress, max_bytes, path
         self.done = 0
         self._next_report = 0
+        self.ended_with_newline = True
 
     def _count(self, n: int) -> None:
         self.done += n
@@ -177,6 +179,25 @@ class _CountingReader:
             self._count(len(line))
             yield line
 
+    def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
+        """Blocks of whole lines, about `size` bytes each."""
+        tail = b""
+        while True:
+            data = self.raw.read(size)
+            if not data:
+                break
+            self._count(len(data))
+            data = tail + data
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+                tail = data[cut:]
+            else:
+                tail = data
+        self.ended_with_newline = not tail
+        if tail:
+            yield tail
+
     def read(self) -> bytes:
         data = self.raw.read()
         self._count(len(data))
@@ -192,26 +213,41 @@ class _CountingReader:
 
 
 def _read_jsonl(reader: _CountingReader, builder: _ColumnBuilder) -> None:
-    chunk: list[Any] = []
-    lines: list[int] = []
-    loads = orjson.loads
-    for n, line in enumerate(reader.lines(), 1):
-        if n == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        if not line.strip():
-            continue
+    """Parse each block of lines with one orjson call; on a bad block, parse line by line to name the line."""
+    first_line = 1
+    for block in reader.blocks():
+        if first_line == 1 and block.startswith(b"\xef\xbb\xbf"):
+            block = block[3:]
+        lines = block.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()  # the block ends in a newline
+        stripped = list(map(bytes.strip, lines))
+        if all(stripped):
+            kept, numbers = stripped, range(first_line, first_line + len(lines))
+        else:
+            numbers = [first_line + i for i, line in enumerate(stripped) if line]
+            kept = [stripped[n - first_line] for n in numbers]
         try:
-            chunk.append(loads(line))
+            rows = orjson.loads(b"[" + b",".join(kept) + b"]") if kept else []
+            if len(rows) != len(kept):
+                raise orjson.JSONDecodeError("more values than lines", "", 0)
+        except orjson.JSONDecodeError:
+            _raise_bad_line(kept, numbers, reader, builder.source)
+        for start in range(0, len(rows), CHUNK_ROWS):
+            builder.add(rows[start:start + CHUNK_ROWS], lines=numbers[start:start + CHUNK_ROWS])
+        first_line += len(lines)
+
+
+def _raise_bad_line(kept: list[bytes], numbers: Sequence[int], reader: _CountingReader, source: str | None) -> None:
+    for line, n in zip(kept, numbers):
+        try:
+            orjson.loads(line)
         except orjson.JSONDecodeError as e:
-            cut = "" if line.endswith(b"\n") else " (the last line has no newline: was the file cut off mid-write?)"
-            raise InputError(f"line {n} of {builder.source} is not valid JSON{cut}: {e}; fix or delete that line",
+            last = n == numbers[-1] and reader.done >= reader.total and not reader.ended_with_newline
+            cut = " (the last line has no newline: was the file cut off mid-write?)" if last else ""
+            raise InputError(f"line {n} of {source} is not valid JSON{cut}: {e}; fix or delete that line",
                              row=n) from None
-        lines.append(n)
-        if len(chunk) >= CHUNK_ROWS:
-            builder.add(chunk, lines=lines)
-            chunk, lines = [], []
-    if chunk:
-        builder.add(chunk, lines=lines)
+    raise InputError(f"{source}: a line holds more than one JSON value; write one object per line")
 
 
 def _read_json_array(reader: _CountingReader, builder: _ColumnBuilder, p: Path) -> None:
@@ -274,6 +310,23 @@ def _hint(wanted: Sequence[str], have: Iterable[str]) -> str:
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
+def _column(rows: list[dict[str, Any]], key: str) -> list[Any]:
+    """rows[i].get(key) for every row, looped in C."""
+    return list(map(dict.get, rows, repeat(key)))
+
+
+def _is_pair(row: dict[str, Any]) -> bool:
+    return "chosen" in row and "rejected" in row
+
+
+def _codes(keys: list[Any], index: dict[Any, int]) -> np.ndarray:
+    """Integer codes for hashable keys, in first-seen order, shared across chunks through `index`."""
+    for key in dict.fromkeys(keys):  # distinct keys only
+        if key not in index:
+            index[key] = len(index) - (None in index)
+    return np.fromiter(map(index.__getitem__, keys), dtype=np.int32, count=len(keys))
+
+
 class _ColumnBuilder:
     """Turns chunks of row dicts into columns, sharing the task and model codes across chunks."""
 
@@ -298,30 +351,33 @@ class _ColumnBuilder:
         if self.max_rows is not None and self.n + len(rows) > self.max_rows:
             raise InputError(f"more than {self.max_rows:,} rows; raise the cap with --max-rows (or "
                              f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")
-        for i, r in enumerate(rows):
-            if type(r) is not dict:
-                raise InputError(f"{self.where(i, lines)} is a JSON {type(r).__name__}, not an object; each row "
-                                 f"must be an object with task_id, reward, truncated and model", row=self.n + i)
+        if not set(map(type, rows)) <= {dict}:
+            i = next(i for i, r in enumerate(rows) if type(r) is not dict)
+            raise InputError(f"{self.where(i, lines)} is a JSON {type(rows[i]).__name__}, not an object; each row "
+                             f"must be an object with task_id, reward, truncated and model", row=self.n + i)
         if not rows:
             return
         if not self.first_keys:
             self.first_keys = list(rows[0])
+        present = set().union(*rows)  # every key any row has; optional fields absent everywhere are skipped
+        self.reward_seen = self.reward_seen or "reward" in present
         self.parts["task"].append(self._tasks(rows, lines))
         self.parts["reward"].append(self._rewards(rows, lines))
-        truncated, stated = self._truncation(rows, lines)
+        truncated, stated = self._truncation(rows, lines, "finish_reason" in present)
         self.parts["truncated"].append(truncated)
         self.parts["stated"].append(stated)
         self.parts["model"].append(self._models(rows, lines))
-        self.parts["max_tokens"].append(self._max_tokens(rows, lines))
+        self.parts["max_tokens"].append(self._max_tokens(rows, lines) if present & {"max_tokens", "sampling"}
+                                        else np.full(len(rows), np.nan))
         if lines is not None:
             self.parts["lines"].append(np.asarray(lines, dtype=np.int64))
-        if not self.has_pairs:
-            self.has_pairs = any("chosen" in r and "rejected" in r for r in rows)
+        if not self.has_pairs and {"chosen", "rejected"} <= present:
+            self.has_pairs = any(map(_is_pair, rows))
         self.n += len(rows)
 
     def _tasks(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
-        keys = [r.get("task_id") for r in rows]
-        for i in [i for i, k in enumerate(keys) if k is None]:
+        keys = _column(rows, "task_id")
+        for i in ([i for i, k in enumerate(keys) if k is None] if None in keys else ()):
             r = rows[i]
             k = r.get("scenario_id")
             if k is None:
@@ -330,7 +386,7 @@ class _ColumnBuilder:
                 raise InputError(f"{self.where(i, lines)} has no task_id (nor scenario_id or prompt){_hint(TASK_FIELDS, r)}; "
                                  f"give every row the id of the task it answered", row=self.n + i, field="task_id")
             keys[i] = k
-        if not all(type(k) is str for k in keys):
+        if not set(map(type, keys)) <= {str}:
             for i, k in enumerate(keys):
                 if type(k) is not str:
                     if isinstance(k, (dict, list)) or (isinstance(k, float) and not math.isfinite(k)):
@@ -338,13 +394,10 @@ class _ColumnBuilder:
                                          f"a task id must be a string or an integer", row=self.n + i,
                                          field="task_id")
                     keys[i] = str(k)  # ints and strings compare as strings: task 1 is task "1"
-        index = self.task_index
-        return np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int32, count=len(keys))
+        return _codes(keys, self.task_index)
 
     def _rewards(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
-        raw = [r.get("reward") for r in rows]
-        if not self.reward_seen:
-            self.reward_seen = any(v is not None for v in raw) or any("reward" in r for r in rows)
+        raw = _column(rows, "reward")
         try:
             out = np.array(raw, dtype=np.float64)
             if out.ndim != 1:
@@ -353,7 +406,8 @@ class _ColumnBuilder:
             out = np.empty(len(raw), dtype=np.float64)
             for i, v in enumerate(raw):
                 out[i] = self._one_reward(v, i, lines)
-        self.n_nan += sum(1 for v in raw if v != v)  # NaN (a grader failure?) as opposed to missing
+        if np.isnan(out).any():  # NaN (a grader failure?) as opposed to missing
+            self.n_nan += sum(1 for v in raw if v != v)
         if np.isinf(out).any():
             i = int(np.flatnonzero(np.isinf(out))[0])
             raise InputError(f"{self.where(i, lines)}: reward is {out[i]}; a reward must be a finite number "
@@ -377,39 +431,50 @@ class _ColumnBuilder:
                          f"a number (true/false count as 1/0, null means not graded)", row=self.n + i,
                          field="reward")
 
-    def _truncation(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
-        flags = [r.get("truncated") for r in rows]
-        finish = [r.get("finish_reason") for r in rows]
-        values = []
-        get = _TRUNCATED.get
-        for i, t in enumerate(flags):
-            try:
-                v = get(t, "?")
-            except TypeError:  # unhashable
-                v = "?"
-            if v == "?":
-                raise InputError(f"{self.where(i, lines)}: truncated is {str(t)[:60]!r}; use true or false "
-                                 f"(or give finish_reason)", row=self.n + i, field="truncated")
-            values.append(v)
-        truncated = np.fromiter((v is True or f == "length" for v, f in zip(values, finish)), dtype=bool,
-                                count=len(rows))
-        stated = np.fromiter((v is not None or f is not None for v, f in zip(values, finish)), dtype=bool,
-                             count=len(rows))
+    def _truncation(self, rows: list[dict[str, Any]], lines: Sequence[int] | None,
+                    has_finish: bool) -> tuple[np.ndarray, np.ndarray]:
+        flags = _column(rows, "truncated")
+        finish = _column(rows, "finish_reason") if has_finish else [None]
+        kinds = set(map(type, flags))
+        if kinds <= {bool}:  # the common case, at C speed
+            truncated, stated = np.array(flags, dtype=bool), np.ones(len(flags), dtype=bool)
+        elif kinds <= {type(None)}:
+            truncated, stated = np.zeros(len(flags), dtype=bool), np.zeros(len(flags), dtype=bool)
+        else:
+            get = _TRUNCATED.get
+            values = []
+            for i, t in enumerate(flags):
+                try:
+                    v = get(t, "?")
+                except TypeError:  # unhashable
+                    v = "?"
+                if v == "?":
+                    raise InputError(f"{self.where(i, lines)}: truncated is {str(t)[:60]!r}; use true or false "
+                                     f"(or give finish_reason)", row=self.n + i, field="truncated")
+                values.append(v)
+            truncated = np.array([v is True for v in values], dtype=bool)
+            stated = np.array([v is not None for v in values], dtype=bool)
+        if not set(map(type, finish)) <= {type(None)}:
+            length = np.array([f == "length" for f in finish], dtype=bool)
+            truncated |= length
+            stated |= np.array([f is not None for f in finish], dtype=bool)
         return truncated, stated
 
     def _models(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
-        names = [r.get("model") for r in rows]
-        for i, m in enumerate(names):
-            if m is not None and type(m) is not str:
-                raise InputError(f"{self.where(i, lines)}: model is {type(m).__name__} {str(m)[:60]!r}; name the "
-                                 f"model that sampled the row as a string", row=self.n + i, field="model")
-        index = self.model_index
-        return np.fromiter((index.setdefault(m, len(index) - 1) for m in names), dtype=np.int32, count=len(names))
+        names = _column(rows, "model")
+        if not set(map(type, names)) <= {str, type(None)}:
+            i = next(i for i, m in enumerate(names) if m is not None and type(m) is not str)
+            raise InputError(f"{self.where(i, lines)}: model is {type(names[i]).__name__} {str(names[i])[:60]!r}; "
+                             f"name the model that sampled the row as a string", row=self.n + i, field="model")
+        return _codes(names, self.model_index)
 
     def _max_tokens(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
-        raw = [r.get("max_tokens") for r in rows]
-        for i in [i for i, r in enumerate(rows) if raw[i] is None and type(r.get("sampling")) is dict]:
-            raw[i] = rows[i]["sampling"].get("max_tokens")
+        raw = _column(rows, "max_tokens")
+        sampling = _column(rows, "sampling")
+        if not set(map(type, sampling)) <= {type(None)}:
+            for i, block in enumerate(sampling):
+                if raw[i] is None and type(block) is dict:
+                    raw[i] = block.get("max_tokens")
         try:
             return np.array(raw, dtype=np.float64)
         except (ValueError, TypeError):
