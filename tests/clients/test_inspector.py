@@ -1,0 +1,123 @@
+"""The installed `pick-a-method`, driven over stdio by the official MCP Inspector in CLI mode.
+
+The Inspector 2.x is a second, independent client (the TypeScript SDK): it negotiates the protocol, and it
+checks `structuredContent` against the tool's `outputSchema`, so a successful call here is a schema check too.
+Exit codes (verified with 2.12.0): 0 ok, 1 usage or protocol error, 5 the tool answered `isError` (or is unknown).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from rowkit import MODEL
+from server.app import SKILL_URI, skill_text
+
+from .conftest import REPO, server_command
+
+TOOLS = {"truncated_passes", "pass_at", "band", "teacher_clears", "holdout_size", "route", "prime_rl_config",
+         "preview_update"}
+NO_OUTPUT_SCHEMA_YET = {"preview_update"}  # see test_preview_update_has_an_output_schema
+EXIT_OK, EXIT_TOOL_ERROR = 0, 5
+
+
+def inspect(peers, *args: str, server: list[str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """One Inspector CLI call against a freshly spawned server; cwd is the repo, as a user's project would be."""
+    cmd = peers.inspector("--cli", *(server or server_command()), *args, "--format", "json")
+    return subprocess.run(cmd, cwd=REPO, env=peers.env, capture_output=True, text=True, timeout=timeout)
+
+
+def result_of(proc: subprocess.CompletedProcess) -> dict:
+    assert proc.returncode == EXIT_OK, f"rc {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)["result"]
+
+
+def test_initialize_names_the_server_and_its_guide(peers):
+    result = result_of(inspect(peers, "--method", "initialize"))
+    assert result["serverInfo"]["name"] == "pick-a-method"
+    assert {"tools", "resources", "prompts"} <= set(result["capabilities"])
+    assert "route" in result["instructions"] and SKILL_URI in result["instructions"]
+
+
+def test_tools_list_shows_every_tool_with_its_output_schema(peers):
+    tools = {t["name"]: t for t in result_of(inspect(peers, "--method", "tools/list"))["tools"]}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert tool["description"] and tool["inputSchema"]["type"] == "object", name
+        assert tool["annotations"]["openWorldHint"] is False, name
+        if name in NO_OUTPUT_SCHEMA_YET:
+            continue
+        schema = tool.get("outputSchema")
+        assert schema and schema["type"] == "object", f"{name} has no outputSchema"
+        assert {"verdict", "summary", "warnings"} <= set(schema["properties"]) or name == "prime_rl_config", name
+
+
+@pytest.mark.xfail(strict=True, reason="server: preview_update is declared `-> Any`, so the SDK publishes no "
+                                       "outputSchema and returns no structuredContent; give it a pydantic return "
+                                       "model (methods.preview's result type)")
+def test_preview_update_has_an_output_schema(peers):
+    tools = {t["name"]: t for t in result_of(inspect(peers, "--method", "tools/list"))["tools"]}
+    assert tools["preview_update"].get("outputSchema"), "preview_update has no outputSchema"
+
+
+def test_route_on_an_example_file_returns_a_structured_verdict(peers):
+    args = {"rows_path": "examples/mixed.jsonl", "model": MODEL, "taskset": "refunds-v1"}
+    result = result_of(inspect(peers, "--method", "tools/call", "--tool-name", "route",
+                               "--tool-args-json", json.dumps(args)))
+    assert result.get("isError") is False
+    verdict = result["structuredContent"]
+    assert verdict["route"] == "grpo" and verdict["verdict"] == "grpo"
+    assert verdict["summary"] and [t["question"] for t in verdict["trace"]][-1] == 6
+    assert verdict["next_step"]["tool"] == "prime_rl_config"
+    assert verdict["next_step"]["arguments"] == {"taskset": "refunds-v1", "method": "grpo", "model": MODEL}
+    assert json.loads(result["content"][0]["text"]) == verdict  # the text block carries the same object
+
+
+def test_a_tool_argument_in_key_value_form(peers):
+    """`--tool-arg k=v` JSON-parses v: the form people type by hand."""
+    result = result_of(inspect(peers, "--method", "tools/call", "--tool-name", "band",
+                               "--tool-arg", "rows_path=examples/floor.jsonl"))
+    assert result["structuredContent"]["verdict"] == "floor"
+
+
+def test_a_bad_row_exits_with_the_tool_error_code_and_names_the_row(peers):
+    rows = [{"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": "x"}]
+    proc = inspect(peers, "--method", "tools/call", "--tool-name", "band", "--tool-args-json", json.dumps({"rows": rows}))
+    assert proc.returncode == EXIT_TOOL_ERROR, f"rc {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(proc.stdout)["result"]
+    assert result["isError"] is True and "structuredContent" not in result  # no half-verdict on an error
+    text = result["content"][0]["text"]
+    assert "row 1" in text and "reward" in text and "'x'" in text, text
+    assert '"tool_is_error"' in proc.stderr
+
+
+def test_a_missing_file_is_a_tool_error_not_a_crash(peers):
+    proc = inspect(peers, "--method", "tools/call", "--tool-name", "route",
+                   "--tool-args-json", json.dumps({"rows_path": "examples/no-such-file.jsonl"}))
+    assert proc.returncode == EXIT_TOOL_ERROR, f"rc {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    text = json.loads(proc.stdout)["result"]["content"][0]["text"]
+    assert "no-such-file.jsonl" in text, text
+
+
+def test_the_skill_resource_and_prompt_carry_skill_md(peers):
+    listed = result_of(inspect(peers, "--method", "resources/list"))["resources"]
+    assert [(r["uri"], r["mimeType"]) for r in listed] == [(SKILL_URI, "text/markdown")]
+    read = result_of(inspect(peers, "--method", "resources/read", "--uri", SKILL_URI))
+    assert read["contents"][0]["text"] == skill_text()
+    prompt = result_of(inspect(peers, "--method", "prompts/get", "--prompt-name", "pick-a-method",
+                               "--prompt-args", "rows_path=examples/mixed.jsonl"))
+    text = prompt["messages"][0]["content"]["text"]
+    assert text.startswith(skill_text()) and "examples/mixed.jsonl" in text
+
+
+def test_a_users_mcp_json_starts_the_server(peers, tmp_path):
+    """The `.mcp.json` form the README gives Claude Code users (absolute command), read by the Inspector."""
+    config = tmp_path / ".mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"pick-a-method": {
+        "type": "stdio", "command": server_command()[0], "args": [], "env": {}}}}))
+    cmd = peers.inspector("--cli", "--config", str(config), "--server", "pick-a-method", "--method", "tools/list",
+                          "--format", "json")
+    proc = subprocess.run(cmd, cwd=tmp_path, env=peers.env, capture_output=True, text=True, timeout=60)
+    assert {t["name"] for t in result_of(proc)["tools"]} == TOOLS
