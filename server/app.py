@@ -21,6 +21,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 import routing
+from methods.preview import UpdatePreview
 from methods.prime_rl import PrimeRLConfig
 from routing import defaults as D
 
@@ -194,13 +195,17 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
                          taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
                          tokenizers_match=tokenizers_match, preference_pairs=preference_pairs)
 
-    async def _tokenizers(known: bool | None, teacher: str | None, student: str | None) -> tuple[bool | None, list[str]]:
-        if known is not None or not (teacher and student):
-            return known, []
+    async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
+        if not (teacher and student):
+            return None
         from methods.tokenizer_check import check_tokenizers  # imports transformers on first use
-        check = await run(check_tokenizers, teacher, student)
-        match = {"same": True, "different": False}.get(check.verdict)
-        return match, [f"tokenizers: {check.summary}"]
+        return await run(check_tokenizers, teacher, student)
+
+    async def _tokenizers(known: bool | None, teacher: str | None, student: str | None) -> tuple[bool | None, list[str]]:
+        check = None if known is not None else await _tokenizer_check(teacher, student)
+        if check is None:
+            return known, []
+        return {"same": True, "different": False}.get(check.verdict), [f"tokenizers: {check.summary}"]
 
     @mcp.tool(title="Write the prime-rl config", annotations=WRITES_FILE)
     async def prime_rl_config(
@@ -223,13 +228,10 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         command. Single-rollout methods (FlashReinforce, SAO, BPCO) are refused with what to do instead."""
         from methods.prime_rl import prime_rl_config as write
 
-        match, notes = await _tokenizers(None, teacher_tokenizer, student_tokenizer)
-        extra = {"tokenizers_match": match} if match is not None else {}
-        result = await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
-                           steps=steps, batch=batch, lora=lora, overrides=overrides,
-                           allowed_roots=list(options.write_roots), **extra)
-        result.warnings.extend(notes)
-        return result
+        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        return await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
+                         steps=steps, batch=batch, lora=lora, overrides=overrides,
+                         allowed_roots=list(options.write_roots), tokenizers_match=check)
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(
@@ -237,7 +239,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs.")] = None,
             trajectories: Annotated[list[dict[str, Any]] | None, Field(description="Logged rollouts: reward, logprobs, and where the method needs them behavior_logprobs, values, mask.")] = None,
             path: Annotated[str | None, Field(description="A JSONL file of such trajectories.")] = None,
-    ) -> Any:
+    ) -> UpdatePreview:
         """Run a method's update rule on a logged batch and report what it would admit and why (drift, ratios,
         notes): whether the traces are too stale to learn from, before a GPU run."""
         from methods.preview import preview_update as preview  # imports torch on first use

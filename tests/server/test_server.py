@@ -141,3 +141,47 @@ def test_importing_the_server_does_not_import_torch():
     code = ("import sys, server, routing, methods, methods.prime_rl; server.create_server(); "
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+async def test_route_next_step_goes_straight_into_prime_rl_config():
+    async with client() as c:
+        for example, extra in (("mixed.jsonl", {}), ("floor.jsonl", {}), ("async_sampler.jsonl", {}),
+                               ("student.jsonl", {"teacher_rows_path": str(EXAMPLES / "teacher_strong.jsonl"),
+                                                  "teacher_base_url": "http://localhost:8001/v1"})):
+            routed = await call_ok(c, "route", {"rows_path": str(EXAMPLES / example), "model": MODEL,
+                                                "taskset": "refunds-v1", **extra})
+            step = routed["next_step"]
+            assert step["tool"] == "prime_rl_config" and step["needs"] == [], example
+            config = await call_ok(c, "prime_rl_config", step["arguments"])
+            assert config["text"] and config["command"].startswith("uv run rl @"), example
+            assert step["arguments"]["method"] in config["method"]
+
+
+async def test_prime_rl_config_refuses_with_the_fix(tmp_path):
+    async with client(write_roots=(tmp_path,)) as c:
+        text = await call_error(c, "prime_rl_config", {"taskset": "refunds-v1", "method": "FlashReinforce",
+                                                       "model": MODEL})
+        assert "FlashReinforce" in text and "rae" in text and "update" in text
+        out = tmp_path / "rl.toml"
+        await call_ok(c, "prime_rl_config", {"taskset": "refunds-v1", "method": "grpo", "model": MODEL,
+                                             "out": str(out)})
+        first = out.read_text()
+        text = await call_error(c, "prime_rl_config", {"taskset": "refunds-v1", "method": "rae", "model": MODEL,
+                                                       "out": str(out)})
+        assert "overwrite" in text and out.read_text() == first
+        text = await call_error(c, "prime_rl_config", {"taskset": "refunds-v1", "method": "grpo", "model": MODEL,
+                                                       "out": str(tmp_path.parent / "elsewhere.toml")})
+        assert str(tmp_path) in text
+
+
+async def test_preview_update_on_inline_trajectories():
+    batch = [{"reward": 1.0, "logprobs": [-0.5, -1.2, -0.3]}, {"reward": 0.0, "logprobs": [-0.7, -0.4]},
+             {"reward": 1.0, "logprobs": [-0.2, -0.9]}]
+    async with client() as c:
+        out = await call_ok(c, "preview_update", {"method": "FlashReinforce", "trajectories": batch})
+        assert out["verdict"] and out["summary"]
+        text = await call_error(c, "preview_update", {"method": "FlashReinforce",
+                                                      "trajectories": [{"reward": 1.0, "logprobs": [0.5]}]})
+        assert "logprob" in text
+        text = await call_error(c, "preview_update", {"method": "NoSuchMethod", "trajectories": batch})
+        assert "NoSuchMethod" in text or "known" in text
