@@ -368,6 +368,15 @@ def on_policy(rows: RowsLike, model: str | None) -> OnPolicy:
 # Question 5
 
 
+def dominant_model(rows: GradedRows) -> str | None:
+    """The model that sampled most of the rows, or None when no row names one."""
+    named = rows.model[rows.model >= 0]
+    if not len(named):
+        return None
+    values, counts = np.unique(named, return_counts=True)
+    return rows.model_names[int(values[counts.argmax()])]
+
+
 def _median_budget(rows: GradedRows) -> float | None:
     stated = rows.max_tokens[~np.isnan(rows.max_tokens)]
     return float(np.median(stated)) if len(stated) else None
@@ -441,10 +450,15 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
         if tokenizers_match is None:
             warnings.append("tokenizers not compared: OPD needs the teacher and student to share one (pass "
                             "tokenizers_match, or teacher/student names to prime_rl_config)")
+        teacher = dominant_model(t_rows)
+        student = dominant_model(s_rows)
+        args = {"method": "opd", **({"model": student} if student else {}),
+                "knobs": {"teacher": teacher or "<teacher model>"}}
+        needs = ["taskset"] + ([] if student else ["model"]) + ([] if teacher else ["knobs.teacher"])
         return TeacherClears(verdict="clears", clears=True, gap=gap, apart=apart, warnings=warnings,
                              summary=f"The teacher clears: {text}, at least {effect:g} with intervals apart.",
-                             next_step=NextStep(tool="prime_rl_config", arguments={"method": "opd"},
-                                                needs=["taskset", "model", "knobs.teacher"],
+                             next_step=NextStep(tool="prime_rl_config", arguments=args,
+                                                needs=needs + ["knobs.base_url (the teacher's vLLM server)"],
                                                 why="Distill from this teacher (OPD)."), **common)
     reason = (f"the gap is under {effect:g}" if gap < effect else "the intervals overlap")
     return TeacherClears(verdict="does_not_clear", clears=False, gap=gap, apart=apart, warnings=warnings,

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import defaults as D
 from .holdout import holdout_size
-from .questions import (band, groups, grading_warnings, on_policy, rollouts_per_task, rows_arguments,
+from .questions import (band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task, rows_arguments,
                         teacher_clears, truncated_passes)
 from .rows import GradedRows, RowsLike, as_rows
 from .verdicts import NextStep, Route, TraceStep
@@ -32,14 +32,6 @@ def model_params_b(model: str | None) -> float | None:
         return None
     match = _PARAMS.search(model.rsplit("/", 1)[-1])
     return float(match.group(1)) if match else None
-
-
-def _dominant_model(rows: GradedRows) -> str | None:
-    named = rows.model[rows.model >= 0]
-    if not len(named):
-        return None
-    values, counts = np.unique(named, return_counts=True)
-    return rows.model_names[int(values[counts.argmax()])]
 
 
 def _prime_rl_step(method: str, *, taskset: str | None, model: str | None, knobs: dict[str, Any] | None = None,
@@ -170,7 +162,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         warnings += [w for w in tc.warnings if w not in warnings and not w.startswith("student: ")]
         if decided:
             t_rows = as_rows(teacher_rows, what="teacher_rows")
-            name = teacher or _dominant_model(t_rows)
+            name = teacher or dominant_model(t_rows)
             knobs: dict[str, Any] = {"teacher": name or "<teacher model>"}
             step_needs = [] if name else ["knobs.teacher"]
             if teacher_base_url:
