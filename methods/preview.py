@@ -25,6 +25,7 @@ __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow",
 MAX_TRAJECTORIES = 4096  # trajectories read by default; more are dropped with a warning
 MAX_ROWS = 50  # per-trajectory rows returned; the rest are counted in rows_omitted
 STALE_SHARE = 0.5  # a verdict of too_stale when at least this share is rejected or masked for drift
+OFF_POLICY_SHARE = 0.25  # an uncorrected method is "off_policy" when this share drifts past FlashReinforce's trust
 
 
 class NextStep(BaseModel):
@@ -319,7 +320,7 @@ def _judge(
         not on_policy
         and name in ("grpo", "max_rl", "rae", "opd", "opsd")
         and drift is not None
-        and drift["median"] > D.FLASH_REINFORCE_TRUST
+        and drift["share_over_trust"] >= OFF_POLICY_SHARE
     ):
         return (
             "off_policy",
