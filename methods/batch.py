@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,8 @@ def _first_key(traj: Mapping[str, Any], keys: Sequence[str]) -> str | None:
 
 def _as_row(value: Any, index: int, name: str) -> Any:
     """A per-token field as a 1-D numpy array (or a list the caller copies); errors name the field."""
+    if type(value) is list or type(value) is tuple:  # the common case, checked first
+        return value
     import numpy as np
 
     if isinstance(value, (str, bytes)) or isinstance(value, Mapping):
@@ -66,8 +69,10 @@ def _as_row(value: Any, index: int, name: str) -> Any:
 
 def _bad_entry(row: Sequence[Any], index: int, name: str) -> ValueError:
     for t, x in enumerate(row):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        if (isinstance(x, bool) and name != "action_mask") or not isinstance(x, numbers.Real):
             return ValueError(f"trajectory {index}: {name}[{t}] must be a number, got {x!r}")
+        if abs(float(x)) > 3.4e38 and math.isfinite(float(x)):
+            return ValueError(f"trajectory {index}: {name}[{t}] = {x!r} does not fit the batch's float type")
     return ValueError(f"trajectory {index}: {name} must be a sequence of numbers")
 
 
@@ -305,31 +310,45 @@ class Batch:
 
         T = int(lengths.max())
 
-        def pad(name: str, fill: float, np_type: Any) -> Any:
-            out = np.full((B, T), fill, dtype=np_type)
+        structs: dict[tuple[str, int], struct.Struct] = {}
+
+        def pad(name: str, np_type: Any) -> Any:
+            """[B, T] zero-padded array of one field. Lists are packed with struct (about twice as fast as
+            numpy's per-element conversion); a non-number raises struct.error and is reported by index."""
+            code = "f" if np_type == np.float32 else "d"
+            itemsize = 4 if code == "f" else 8
+            buf = bytearray(B * T * itemsize)
+            out = np.frombuffer(buf, dtype=np_type).reshape(B, T)
+            label = name if name != "mask" else "action_mask"
             for i in present[name]:
                 row = rows[name][i]
+                n = int(lengths[i])
+                if isinstance(row, np.ndarray):
+                    try:
+                        out[i, :n] = row
+                    except (TypeError, ValueError):
+                        raise _bad_entry(list(row), i, label) from None
+                    continue
+                packer = structs.get((code, n))
+                if packer is None:
+                    packer = structs[(code, n)] = struct.Struct(f"{n}{code}")
                 try:
-                    out[i, : lengths[i]] = row
-                except (TypeError, ValueError):
-                    raise _bad_entry(row, i, name if name != "mask" else "action_mask") from None
-            if np.isnan(out).any():  # numpy reads None as NaN: find a non-number before calling it a NaN
-                for i in np.nonzero(np.isnan(out).any(1))[0]:
-                    row = rows[name][i]
-                    if not hasattr(row, "dtype"):
-                        for t, x in enumerate(row):
-                            if isinstance(x, bool) or not isinstance(x, numbers.Real):
-                                label = name if name != "mask" else "action_mask"
-                                raise ValueError(f"trajectory {i}: {label}[{t}] must be a number, got {x!r}")
+                    packer.pack_into(buf, i * T * itemsize, *row)
+                except (struct.error, TypeError, OverflowError):
+                    raise _bad_entry(row, i, label) from None
             return out
 
         def tensor(arr: Any) -> "torch.Tensor":
             return torch.from_numpy(arr).to(device=device, dtype=dtype if arr.dtype.kind == "f" else None)
 
-        logprobs = tensor(pad("logprobs", 0.0, np_dtype))
+        logprobs = tensor(pad("logprobs", np_dtype))
         mask_arr = np.arange(T)[None, :] < lengths[:, None]
         if present["mask"]:
-            given = pad("mask", 1.0, np.float64)
+            given = pad("mask", np.float64)
+            if len(present["mask"]) < B:  # a trajectory without a mask is all action tokens
+                unmasked = np.ones(B, dtype=bool)
+                unmasked[present["mask"]] = False
+                given[unmasked] = 1.0
             if np.isnan(given).any():
                 bad = np.argwhere(np.isnan(given))[0]
                 raise ValueError(f"trajectory {bad[0]}: action_mask[{bad[1]}] is NaN (must be true/false)")
@@ -342,7 +361,7 @@ class Batch:
             if len(present[name]) < B:
                 have = set(present[name])
                 missing[name] = [i for i in range(B) if i not in have]
-            arr = pad(name, 0.0, np_dtype)
+            arr = pad(name, np_dtype)
             if name == "behavior_logprobs" and name in missing:
                 # a trajectory without sampler log-probs is read as on-policy: behavior = logprobs
                 for i in missing[name]:

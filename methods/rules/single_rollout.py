@@ -562,6 +562,7 @@ def bpco_update(
     v_rows = torch.empty(B, dtype=dt, device=b.device)
     v2_rows = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
+    tiny = torch.finfo(dt).tiny
     prefix = is_prefix_mask(mf, L)
     for i0 in range(0, B, CHUNK_ROWS):
         i1 = min(i0 + CHUNK_ROWS, B)
@@ -577,10 +578,11 @@ def bpco_update(
             v_c = torch.where(m_c, v_c, zero)
         ratio = x.clamp_(-D.BPCO_LOG_RATIO_CAP, D.BPCO_LOG_RATIO_CAP).exp_()
         # DPPO binary-TV test: sign(A) * mu * (rho - 1) <= clip  (A = 0 is always active)
-        g = torch.sub(ratio, 1.0).mul_(torch.exp(mu_c)).mul_(torch.sign(A_c))
+        mu = torch.exp(mu_c)
+        g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
         act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
         active_rows[i0:i1] = act.sum(1)
-        inv_mu_rows[i0:i1] = torch.neg(mu_c).exp_().mul_(mf_c).sum(1)  # sum of 1/mu
+        inv_mu_rows[i0:i1] = mu.clamp_(min=tiny).reciprocal_().mul_(mf_c).sum(1)  # sum of 1/mu
         vm = torch.mul(v_c, mf_c)
         v_rows[i0:i1] = vm.sum(1)
         v2_rows[i0:i1] = vm.mul_(v_c).sum(1)
