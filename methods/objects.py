@@ -14,7 +14,7 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import (
     BaseModel,
@@ -471,6 +471,11 @@ def _coerce_inner(value: Any) -> Any:
         canonical = _ALIASES.get(_fold(value))
         if canonical not in _ASYNC_INNER:
             raise ValueError(f"Async wraps one of {', '.join(_ASYNC_INNER)}; got {value!r}")
+        if canonical == "opd":
+            raise ValueError(
+                "Async(method='opd') needs the teacher: pass method={'name': 'opd', 'teacher': 'model@http://host/v1'} "
+                "or an OPD object"
+            )
         return _coerce_inner(make_method(canonical))
     if isinstance(value, Mapping):
         spec = dict(value)

@@ -178,9 +178,18 @@ def preview_update(
         if not isinstance(method, str):
             raise ValueError(f"method must be a method name such as 'FlashReinforce' or 'grpo'; got {method!r}")
         folded = method.lower().replace("_", "").replace(" ", "")
+        no_teacher = "no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed."
         if folded in ("opd", "onpolicydistillation") and "teacher" not in knobs:
             knobs["teacher"] = "preview-teacher"
-            warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
+            warnings.append(no_teacher)
+        inner = knobs.get("method")
+        if folded.startswith("async") and isinstance(inner, str) and inner.lower() == "opd":
+            knobs["method"] = {"name": "opd", "teacher": "preview-teacher"}
+            warnings.append(no_teacher)
+        elif folded.startswith("async") and isinstance(inner, Mapping) and str(inner.get("name", "")).lower() == "opd":
+            if "teacher" not in inner:
+                knobs["method"] = {**inner, "teacher": "preview-teacher"}
+                warnings.append(no_teacher)
         obj = make_method(method, **knobs)
 
     batch = Batch.from_trajectories(trajs, dtype=torch.float64)

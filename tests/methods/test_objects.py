@@ -85,6 +85,7 @@ def test_opd_teacher_forms():
         (OPSD, dict(privileged="has space"), "identifier"),
         (OPSD, dict(max_tokens=0), ">= 1"),
         (Async, dict(method="sft"), "Async wraps one of grpo"),
+        (Async, dict(method="opd"), "needs the teacher"),
         (Async, dict(method=FlashReinforce()), "cannot be wrapped"),
         (Async, dict(method=Async()), "cannot be wrapped"),
         (Async, dict(off_policy_steps=-1), ">= 0"),

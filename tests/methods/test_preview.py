@@ -74,6 +74,8 @@ def test_opd_preview_without_a_teacher_name():
     p = preview_update("OPD", trajectories=[{"reward": 0, "logprobs": [-1.0, -0.5], "teacher_logprobs": [-0.5, -0.5]}])
     assert p.stats["reverse_kl"] == pytest.approx(-0.25)
     assert any("teacher" in w for w in p.warnings)
+    a = preview_update("Async", {"method": "opd"}, trajectories=[{"reward": 0, "logprobs": [-1.0], "teacher_logprobs": [-0.5]}])
+    assert a.method == "async opd" and a.stats["reverse_kl"] == pytest.approx(-0.5)
 
 
 def test_errors_say_what_to_fix(tmp_path):

@@ -359,3 +359,26 @@ def test_matches_the_anchor_sdk(name, batch_factory):
             assert (ours.coefficients[i, :n] * scale).tolist() == pytest.approx(theirs.coefficients[i], rel=1e-9, abs=1e-12)
         for key, value in theirs.stats.items():
             assert ours.stats[key] == pytest.approx(value, rel=1e-9, abs=1e-12, nan_ok=True), key
+
+
+def test_half_precision_is_promoted_and_value_loss(batch_factory):
+    b64 = Batch.from_trajectories(batch_factory(seed=13), dtype=F64)
+    bf = Batch(
+        rewards=b64.rewards.to(torch.bfloat16),
+        logprobs=b64.logprobs.to(torch.bfloat16),
+        behavior_logprobs=b64.behavior_logprobs.to(torch.bfloat16),
+        values=b64.values.to(torch.bfloat16),
+        mask=b64.mask,
+    )
+    u = SAO().update(bf)
+    assert u.coefficients.dtype == torch.float32 and torch.isfinite(u.coefficients).all()
+    ref = SAO().update(bf.to(dtype=F64))
+    assert torch.allclose(u.coefficients.double(), ref.coefficients, atol=1e-6)
+    values = b64.values.clone().requires_grad_(True)
+    loss = ref.value_loss(values)
+    loss.backward()
+    err = torch.where(b64.mask, values.detach() - ref.value_targets, torch.zeros((), dtype=F64))
+    assert loss.item() == pytest.approx(0.5 * (err**2).sum().item() / b64.mask.sum().item())
+    assert torch.allclose(values.grad, err / b64.mask.sum())
+    with pytest.raises(ValueError, match="no critic"):
+        FlashReinforce().update(b64).value_loss(values)
