@@ -56,6 +56,11 @@ PRIME_RL_VERSION = f"{PRIME_RL_COMMIT[:9]} ({PRIME_RL_TAG}, 2026-08-21)"
 # num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl.md section 2, "GPUs: [deployment]").
 PRIME_RL_GPUS_PER_NODE = 8
 
+# The process umask, read once at import (os.umask can only be read by setting it, which is not thread-safe
+# later, when the server writes from worker threads).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 # Prompt tokens budgeted on top of the completion cap when sizing the shared `seq_len`
 # (the 4k prompt of defaults.PRIME_RL_SEQ_LEN = 8192 response + 4k prompt). `seq_len` is the packed
 # sample length and longer samples are cut (prime-rl.md section 2, [orchestrator] seq_len).
@@ -1095,6 +1100,7 @@ def _write_atomic(path: Path, text: str, overwrite: bool) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
@@ -1127,6 +1133,7 @@ def _write_exclusive(path: Path, text: str) -> None:
     except FileExistsError:
         raise ValueError(f"{str(path)!r} already exists; pass overwrite=True to replace it") from None
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

@@ -43,5 +43,8 @@ MIN_HOLDOUT_TASKS = 2
 # Group size the router proposes for grouped RL when the rows' own k is smaller (RL_ROLLOUTS_PER_PROMPT).
 RL_ROLLOUTS_PER_PROMPT = 8
 
-# How many items any list in a verdict shows before it says how many it left out.
+# How many items any list in a verdict shows before it says how many it left out, and how many characters a
+# name -> value listing may take: Claude Code refuses tool answers over 25,000 tokens (MAX_MCP_OUTPUT_TOKENS),
+# about 100,000 characters (reference/mcp.md section 0, item 8).
 LIST_LIMIT = 20
+LIST_CHARS = 40_000

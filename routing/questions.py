@@ -13,7 +13,7 @@ import numpy as np
 
 from . import defaults as D
 from .errors import InputError
-from .rows import GradedRows, RowsLike, as_rows
+from .rows import NAME_LIMIT, GradedRows, RowsLike, as_rows, display_name
 from .stats import bootstrap_ci, pass_at_k_per_group, split_probability
 from .verdicts import (Band, NextStep, OnPolicy, PairedDifference, PassAt, RolloutsPerTask, RowRef,
                        TeacherClears, TruncatedPasses)
@@ -83,6 +83,17 @@ def grading_warnings(rows: GradedRows, g: Groups, pass_threshold: float) -> list
     return out
 
 
+def _listing(names: list[str], values: list[float]) -> dict[str, float]:
+    """name -> value, stopping once the listed names reach LIST_CHARS characters (answers stay small)."""
+    out, used = {}, 0
+    for name, value in zip(names, values):
+        used += min(len(name), NAME_LIMIT) + 24
+        if used > D.LIST_CHARS and out:
+            break
+        out[name] = value
+    return out
+
+
 def _cap(items: list[Any], limit: int = D.LIST_LIMIT) -> tuple[list[Any], int]:
     return items[:limit], max(0, len(items) - limit)
 
@@ -102,7 +113,8 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     stated = rows.n_truncation_stated
     args, needs = rows_arguments(rows)
     examples, omitted = _cap(hits.tolist())
-    tasks = list(dict.fromkeys(rows.task_names[t] for t in rows.task[hits[: 10 * D.LIST_LIMIT]]))[: D.LIST_LIMIT]
+    tasks = list(dict.fromkeys(display_name(rows.task_names[t]) for t in rows.task[hits[: 10 * D.LIST_LIMIT]]))[
+        : D.LIST_LIMIT]
     common = dict(count=len(hits), truncated_rows=n_trunc, share=(n_trunc / stated) if stated else None,
                   n_rows=len(rows), n_truncation_stated=stated, pass_threshold=pass_threshold,
                   examples=[RowRef(**r) for r in rows.refs(examples)], examples_omitted=omitted, tasks=tasks)
@@ -220,8 +232,11 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         warnings.append(f"no interval on pass@1: {len(g.n)} task(s), and a bootstrap over tasks needs "
                         f"{D.MIN_CI_TASKS}; score more tasks (a distinct task_id per task)")
     stop = None if per_task_limit is None else per_task_offset + per_task_limit
-    names = g.names[per_task_offset:stop]
-    per_task = dict(zip(names, rates[per_task_offset:per_task_offset + len(names)].tolist()))
+    per_task = _listing(g.names[per_task_offset:stop], rates[per_task_offset:stop].tolist())
+    if any(len(name) > NAME_LIMIT for name in per_task):
+        warnings.append(f"task ids longer than {NAME_LIMIT} characters are listed as their first 60 characters "
+                        f"and a hash")
+    per_task = {display_name(name): rate for name, rate in per_task.items()}
     ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else " (no interval)"
     kway = f"; pass@{k} {at_k:.3f}, pass^{k} {pow_k:.3f}" if at_k is not None else ""
     return PassAt(
@@ -313,7 +328,7 @@ def on_policy(rows: RowsLike, model: str | None) -> OnPolicy:
     named = rows.model >= 0
     counts = np.bincount(rows.model[named], minlength=len(rows.model_names))
     order = np.argsort(-counts, kind="stable")[: D.LIST_LIMIT]
-    models = {rows.model_names[i]: int(counts[i]) for i in order if counts[i]}
+    models = {display_name(rows.model_names[i]): int(counts[i]) for i in order if counts[i]}
     share_named = float(named.mean()) if n else None
     common = dict(model=model, share_named=share_named, models=models)
     if n == 0:
@@ -332,8 +347,8 @@ def on_policy(rows: RowsLike, model: str | None) -> OnPolicy:
                         next_step=NextStep(tool=None, why="Record which model sampled each row, then ask again."),
                         **common)
     kinds = {rows.model_names[i]: _same_model(rows.model_names[i], model) for i in np.flatnonzero(counts)}
-    others = [m for m, kd in kinds.items() if kd == "other"]
-    stale = [m for m, kd in kinds.items() if kd == "checkpoint"]
+    others = [display_name(m) for m, kd in kinds.items() if kd == "other"]
+    stale = [display_name(m) for m, kd in kinds.items() if kd == "checkpoint"]
     warnings = []
     if share_named < 1.0:
         warnings.append(f"{int((~named).sum())} of {n} rows name no model")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
+import hashlib
 import io
 import math
 import os
@@ -70,10 +71,19 @@ class GradedRows:
     def refs(self, indices: Iterable[int]) -> list[dict[str, Any]]:
         """Evidence entries for rows: where they are and which task they answered."""
         return [{"row": int(i), **({"line": int(self.lines[i])} if self.lines is not None else {}),
-                 "task_id": self.task_names[int(self.task[i])]} for i in indices]
+                 "task_id": display_name(self.task_names[int(self.task[i])])} for i in indices]
 
 
 RowsLike = GradedRows | Sequence[dict[str, Any]]
+
+NAME_LIMIT = 80  # a longer task id (a whole prompt, say) is listed shortened, so answers stay small
+
+
+def display_name(name: str) -> str:
+    """A name as verdicts list it: whole up to NAME_LIMIT characters, else its head plus a stable hash."""
+    if len(name) <= NAME_LIMIT:
+        return name
+    return f"{name[:60]}…{hashlib.sha1(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def as_rows(rows: RowsLike | None, *, what: str = "rows") -> GradedRows:
