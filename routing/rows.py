@@ -14,6 +14,7 @@ import hashlib
 import io
 import math
 import os
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -114,6 +115,9 @@ def read_rows(path: str | os.PathLike[str], *, format: str | None = None, max_ro
     if p.is_dir():
         raise InputError(f"{p} is a folder, not a file of rows: name the .jsonl/.json/.csv file inside it",
                          field="rows_path")
+    if not p.is_file():  # a pipe blocks the read forever; a device (/dev/zero) never ends
+        raise InputError(f"{p} is not a regular file (a pipe, socket or device); save the rows to a file and "
+                         f"pass its path", field="rows_path")
     size = p.stat().st_size
     if max_bytes is not None and size > max_bytes:
         raise InputError(f"{p} is {size:,} bytes, over the cap of {max_bytes:,} bytes; raise it with the "
@@ -124,16 +128,20 @@ def read_rows(path: str | os.PathLike[str], *, format: str | None = None, max_ro
     if fmt == "parquet":
         _read_parquet(p, builder)
         return builder.finish()
-    with _open_bytes(p) as raw:
-        counted = _CountingReader(raw, total=size, progress=progress, max_bytes=max_bytes, path=p)
-        if fmt == "jsonl":
-            _read_jsonl(counted, builder)
-        elif fmt == "json":
-            _read_json_array(counted, builder, p)
-        elif fmt == "csv":
-            _read_csv(counted, builder, p)
-        else:
-            raise InputError(f"{p}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}", field="format")
+    try:
+        with _open_bytes(p) as raw:
+            counted = _CountingReader(raw, total=size, progress=progress, max_bytes=max_bytes, path=p)
+            if fmt == "jsonl":
+                _read_jsonl(counted, builder)
+            elif fmt == "json":
+                _read_json_array(counted, builder, p)
+            elif fmt == "csv":
+                _read_csv(counted, builder, p)
+            else:
+                raise InputError(f"{p}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}", field="format")
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:  # a cut-off or damaged .gz
+        raise InputError(f"{p}: the gzip stream is cut off or damaged ({e}); copy or compress the file again",
+                         field="rows_path") from None
     return builder.finish()
 
 
@@ -184,32 +192,36 @@ class _CountingReader:
             self.progress(min(self.done, self.total) if self.total else self.done, self.total)
             self._next_report = self.done + (1 << 22)  # about every 4 MB
 
+    def _room(self) -> int:
+        """Bytes to ask for: past the cap by one at most, so that a read over the cap is seen before it is held."""
+        return -1 if self.max_bytes is None else self.max_bytes - self.done + 1
+
     def lines(self) -> Iterator[bytes]:
-        for line in self.raw:
+        readline = self.raw.readline
+        while line := readline(self._room()):  # bounded: one endless line (a gzip bomb) stops at the cap
             self._count(len(line))
             yield line
 
     def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
         """Blocks of whole lines, about `size` bytes each."""
-        tail = b""
+        tail: list[bytes] = []  # pieces of a line still open; joined once, so a long line costs linear time
         while True:
             data = self.raw.read(size)
             if not data:
                 break
             self._count(len(data))
-            data = tail + data
             cut = data.rfind(b"\n") + 1
             if cut:
-                yield data[:cut]
-                tail = data[cut:]
+                yield b"".join([*tail, data[:cut]]) if tail else data[:cut]
+                tail = [data[cut:]] if cut < len(data) else []
             else:
-                tail = data
+                tail.append(data)
         self.ended_with_newline = not tail
         if tail:
-            yield tail
+            yield b"".join(tail)
 
     def read(self) -> bytes:
-        data = self.raw.read()
+        data = self.raw.read(self._room())
         self._count(len(data))
         return data
 
@@ -282,6 +294,14 @@ def _read_json_array(reader: _CountingReader, builder: _ColumnBuilder, p: Path) 
 
 def _read_csv(reader: _CountingReader, builder: _ColumnBuilder, p: Path) -> None:
     rows = csv.DictReader(reader.text_lines(p))
+    try:
+        _read_csv_rows(rows, builder, p)
+    except csv.Error as e:  # a cell over csv.field_size_limit()
+        raise InputError(f"line {rows.line_num} of {p} is not valid CSV: {e}; fix that line or write the rows "
+                         f"as JSONL", row=rows.line_num) from None
+
+
+def _read_csv_rows(rows: csv.DictReader, builder: _ColumnBuilder, p: Path) -> None:
     header = rows.fieldnames or []
     if header and not any(f in header for f in TASK_FIELDS):
         raise InputError(f"{p}: the CSV header has no task column ({', '.join(TASK_FIELDS)}); columns are "
@@ -312,6 +332,14 @@ def _read_parquet(p: Path, builder: _ColumnBuilder) -> None:
         chunk = batch.to_pylist()
         builder.add(chunk, first_index=start)
         start += len(chunk)
+
+
+def _show(v: Any) -> str:
+    """A value cut short for an error message; never raises (an int past 4,300 digits has no str())."""
+    try:
+        return repr(str(v)[:60])
+    except (ValueError, RecursionError):
+        return f"<a {type(v).__name__} too large to show>"
 
 
 def _hint(wanted: Sequence[str], have: Iterable[str]) -> str:
@@ -400,10 +428,14 @@ class _ColumnBuilder:
             for i, k in enumerate(keys):
                 if type(k) is not str:
                     if isinstance(k, (dict, list)) or (isinstance(k, float) and not math.isfinite(k)):
-                        raise InputError(f"{self.where(i, lines)}: task_id is {type(k).__name__} {str(k)[:60]!r}; "
+                        raise InputError(f"{self.where(i, lines)}: task_id is {type(k).__name__} {_show(k)}; "
                                          f"a task id must be a string or an integer", row=self.n + i,
                                          field="task_id")
-                    keys[i] = str(k)  # ints and strings compare as strings: task 1 is task "1"
+                    try:
+                        keys[i] = str(k)  # ints and strings compare as strings: task 1 is task "1"
+                    except ValueError:  # an int past 4,300 digits
+                        raise InputError(f"{self.where(i, lines)}: task_id is an integer too large to use as an "
+                                         f"id; give a string", row=self.n + i, field="task_id") from None
         return _codes(keys, self.task_index)
 
     def _rewards(self, rows: list[dict[str, Any]], lines: Sequence[int] | None) -> np.ndarray:
@@ -412,7 +444,7 @@ class _ColumnBuilder:
             out = np.array(raw, dtype=np.float64)
             if out.ndim != 1:
                 raise ValueError
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             out = np.empty(len(raw), dtype=np.float64)
             for i, v in enumerate(raw):
                 out[i] = self._one_reward(v, i, lines)
@@ -428,7 +460,10 @@ class _ColumnBuilder:
         if v is None:
             return math.nan
         if isinstance(v, (bool, int, float)):
-            return float(v)
+            try:
+                return float(v)
+            except OverflowError:  # an int past 1.8e308
+                return math.inf  # refused by the caller as not finite
         if isinstance(v, str):
             s = v.strip()
             if s.lower() in _BOOL_WORDS:
@@ -437,7 +472,7 @@ class _ColumnBuilder:
                 return float(s)
             except ValueError:
                 pass
-        raise InputError(f"{self.where(i, lines)}: reward is {type(v).__name__} {str(v)[:60]!r}; a reward must be "
+        raise InputError(f"{self.where(i, lines)}: reward is {type(v).__name__} {_show(v)}; a reward must be "
                          f"a number (true/false count as 1/0, null means not graded)", row=self.n + i,
                          field="reward")
 
@@ -459,7 +494,7 @@ class _ColumnBuilder:
                 except TypeError:  # unhashable
                     v = "?"
                 if v == "?":
-                    raise InputError(f"{self.where(i, lines)}: truncated is {str(t)[:60]!r}; use true or false "
+                    raise InputError(f"{self.where(i, lines)}: truncated is {_show(t)}; use true or false "
                                      f"(or give finish_reason)", row=self.n + i, field="truncated")
                 values.append(v)
             truncated = np.array([v is True for v in values], dtype=bool)
@@ -474,7 +509,7 @@ class _ColumnBuilder:
         names = _column(rows, "model")
         if not set(map(type, names)) <= {str, type(None)}:
             i = next(i for i, m in enumerate(names) if m is not None and type(m) is not str)
-            raise InputError(f"{self.where(i, lines)}: model is {type(names[i]).__name__} {str(names[i])[:60]!r}; "
+            raise InputError(f"{self.where(i, lines)}: model is {type(names[i]).__name__} {_show(names[i])}; "
                              f"name the model that sampled the row as a string", row=self.n + i, field="model")
         return _codes(names, self.model_index)
 
@@ -486,11 +521,20 @@ class _ColumnBuilder:
                 if raw[i] is None and type(block) is dict:
                     raw[i] = block.get("max_tokens")
         try:
-            return np.array(raw, dtype=np.float64)
-        except (ValueError, TypeError):
-            i = next(i for i, v in enumerate(raw) if not isinstance(v, (int, float, type(None))))
-            raise InputError(f"{self.where(i, lines)}: max_tokens is {str(raw[i])[:60]!r}; give the token budget "
-                             f"as an integer", row=self.n + i, field="max_tokens") from None
+            out = np.array(raw, dtype=np.float64)
+            if out.ndim == 1:
+                return out
+        except (ValueError, TypeError, OverflowError):  # a string, a list, an int past 1.8e308
+            pass
+        for i, v in enumerate(raw):
+            try:
+                if v is None or (np.ndim(v) == 0 and math.isfinite(float(v))):
+                    continue
+            except (ValueError, TypeError, OverflowError):
+                pass
+            raise InputError(f"{self.where(i, lines)}: max_tokens is {_show(v)}; give the token budget "
+                             f"as an integer", row=self.n + i, field="max_tokens")
+        raise AssertionError("max_tokens: no bad value found")  # pragma: no cover
 
     def finish(self) -> GradedRows:
         def cat(key: str, dtype: Any) -> np.ndarray:
