@@ -13,6 +13,9 @@ from statistics import NormalDist
 import numpy as np
 
 from . import defaults as D
+from .errors import InputError
+
+MAX_TASKS = 1e15  # past this a held-out size means "not provable", and the arithmetic overflows soon after
 
 _MAX_CATEGORIES = 4096  # beyond this many distinct values, resample indices in blocks instead
 _BLOCK_CELLS = 1 << 22
@@ -90,5 +93,9 @@ def z_power(power: float, alpha: float) -> float:
 
 def tasks_needed(sd: float, effect: float, power: float, alpha: float) -> int:
     """Paired tasks to detect `effect` given one task's paired-difference sd."""
-    inner = 1.0 if sd == 0 else (z_power(power, alpha) * sd / effect) ** 2
+    ratio = z_power(power, alpha) * sd / effect
+    inner = 1.0 if sd == 0 else ratio * ratio  # a float product overflows to inf, where ** 2 raises
+    if not inner <= MAX_TASKS:
+        raise InputError(f"proving a gain of {effect:g} against a task sd of {sd:g} takes more than {MAX_TASKS:.0e} "
+                         f"held-out tasks; prove a larger effect (or check task_std)", field="effect")
     return max(D.MIN_HOLDOUT_TASKS, math.ceil(inner - 1e-9))
