@@ -97,6 +97,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             raise ToolError(f"give {what} inline or {what}_path, not both")
         if path is not None:
             def report(done: int, total: int) -> None:
+                anyio.from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
                 anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
             return await run(routing.read_rows, path, max_rows=options.max_rows, max_bytes=options.max_bytes,
                              progress=report)
