@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from methods import defaults as D
+from routing.verdicts import NextStep
 
 __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
 
@@ -26,15 +27,6 @@ MAX_TRAJECTORIES = 4096  # trajectories read by default; more are dropped with a
 MAX_ROWS = 50  # per-trajectory rows returned; the rest are counted in rows_omitted
 STALE_SHARE = 0.5  # a verdict of too_stale when at least this share is rejected or masked for drift
 OFF_POLICY_SHARE = 0.25  # an uncorrected method is "off_policy" when this share drifts past FlashReinforce's trust
-
-
-class NextStep(BaseModel):
-    """What to do now; where it is a tool call, the tool and its arguments."""
-
-    model_config = ConfigDict(frozen=True)
-    tool: str | None = Field(description="MCP tool to call next, or null when the next step is outside this server")
-    arguments: dict[str, Any] = Field(default_factory=dict, description="arguments for that tool")
-    why: str = Field(description="one sentence: why this is the next step")
 
 
 class PreviewRow(BaseModel):
@@ -357,7 +349,8 @@ def _judge(
         step = NextStep(
             tool="prime_rl_config",
             arguments={"method": method_arg},
-            why=f"{label} runs in prime-rl: write its config (add the taskset and model).",
+            needs=["taskset", "model"],
+            why=f"{label} runs in prime-rl: write its config.",
         )
     else:
         step = NextStep(

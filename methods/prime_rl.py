@@ -33,6 +33,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict
 
 from methods import defaults as D
+from routing.verdicts import NextStep
 
 __all__ = [
     "PRIME_RL_COMMIT",
@@ -773,7 +774,7 @@ class PrimeRLConfig(BaseModel):
 
     verdict: Literal["written", "ready"]
     summary: str
-    next_step: dict[str, Any]
+    next_step: NextStep
     warnings: list[str]
     path: str | None
     text: str
@@ -1621,9 +1622,9 @@ def prime_rl_config(
         )
     if inner.name == "opd":
         why += f" Start the teacher server ({_get(config, 'orchestrator.algo.teacher.base_url')}) first; `rl` does not."
-    next_step = {"tool": None, "arguments": {}, "why": why, "command": command}
     if not path_str:
-        next_step["suggested_path"] = f"{_slug(taskset)}-{_slug(label)}.toml"
+        why += f" A name for the file: {_slug(taskset)}-{_slug(label)}.toml."
+    next_step = NextStep(why=why, command=command)
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from routing.verdicts import NextStep
+
 __all__ = ["TokenizerCheck", "check_tokenizers"]
 
 # How many differing tokens each list shows (the counts are always complete).
@@ -32,7 +34,7 @@ class TokenizerCheck(BaseModel):
 
     verdict: Literal["same", "different", "unknown"]
     summary: str
-    next_step: dict[str, Any]
+    next_step: NextStep
     warnings: list[str]
     teacher: str
     student: str
@@ -96,12 +98,8 @@ def _unknown(teacher: str, student: str, failures: dict[str, str]) -> TokenizerC
             f"Could not load the {which} tokenizer from local files, so whether OPD can pair them is unknown. "
             "Download the tokenizer once, or pass a local folder that holds its tokenizer files."
         ),
-        next_step={
-            "tool": None,
-            "arguments": {},
-            "why": "Put both tokenizers on disk (the check never uses the network), then check again.",
-            "command": fetch,
-        },
+        next_step=NextStep(why="Put both tokenizers on disk (the check never uses the network), then check again.",
+                           command=fetch),
         warnings=[reasons],
         teacher=teacher,
         student=student,
@@ -171,11 +169,10 @@ def check_tokenizers(teacher: Any, student: Any) -> TokenizerCheck:
             f"Same tokenizer: both map all {t_size} tokens to the same ids, so {teacher} can score {student}'s "
             "tokens for OPD."
         )
-        next_step = {
-            "tool": None,
-            "arguments": {},
-            "why": "Pass this result (or tokenizers_match=True) to prime_rl_config when you write the OPD config.",
-        }
+        next_step = NextStep(tool="prime_rl_config", arguments={"method": "opd", "tokenizers_match": True},
+                             needs=["taskset", "model", "knobs.teacher"],
+                             why="Pass this result (or tokenizers_match=True) to prime_rl_config when you write the "
+                                 "OPD config.")
     else:
         parts = []
         if t_size != s_size:
@@ -190,12 +187,8 @@ def check_tokenizers(teacher: Any, student: Any) -> TokenizerCheck:
             f"Different tokenizers ({'; '.join(parts)}): {teacher} cannot score {student}'s token ids, so OPD "
             "between them is refused."
         )
-        next_step = {
-            "tool": None,
-            "arguments": {},
-            "why": "Pick a teacher from the student's model family (same tokenizer), or distil with SFT on the "
-            "teacher's completions instead of OPD.",
-        }
+        next_step = NextStep(why="Pick a teacher from the student's model family (same tokenizer), or distil "
+                                 "with SFT on the teacher's completions instead of OPD.")
     return TokenizerCheck(
         verdict="same" if same else "different",
         summary=summary,

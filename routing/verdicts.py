@@ -20,6 +20,7 @@ class NextStep(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments for that tool, as it accepts them.")
     needs: list[str] = Field(default_factory=list,
                              description="Arguments the caller must fill in before calling (placeholders in `arguments`).")
+    command: str | None = Field(None, description="A shell command to run, when the next step is one.")
     why: str = Field(description="Why this is the next step, in one sentence.")
 
 

@@ -164,7 +164,7 @@ def test_grpo_defaults():
     assert res.ignored == {}
     assert res.warnings == []
     assert res.command == "uv run rl @ config.toml"
-    assert res.next_step["tool"] is None and res.next_step["command"] == res.command
+    assert res.next_step.tool is None and res.next_step.command == res.command
     assert PRIME_RL_COMMIT.startswith("559b44772") and "559b44772" in res.prime_rl_version
     assert PRIME_RL_TAG in res.prime_rl_version and res.prime_rl_commit == PRIME_RL_COMMIT
     assert any("#3150" in n for n in res.version_notes)
@@ -208,7 +208,7 @@ def test_opd_keys_and_knobs():
     assert res.honored["teacher"] == "orchestrator.algo.teacher.name"
     assert res.honored["samples"] == "orchestrator.group_size"
     assert set(res.ignored) == {"top_k"}
-    assert "Start the teacher server" in res.next_step["why"]
+    assert "Start the teacher server" in res.next_step.why
     assert any("Tokenizers not checked" in w for w in res.warnings)
 
 
@@ -233,7 +233,7 @@ def test_opd_tokenizer_agreement():
     assert "Fix:" in str(err.value)
     from methods.tokenizer_check import TokenizerCheck
 
-    base = dict(next_step={}, warnings=[], teacher="Qwen/Qwen3-32B", student=MODEL)
+    base = dict(next_step={"why": "test"}, warnings=[], teacher="Qwen/Qwen3-32B", student=MODEL)
     diff = TokenizerCheck(verdict="different", summary="Different tokenizers (sizes 3 vs 4).", **base)
     with pytest.raises(ValueError, match="sizes 3 vs 4"):
         make("opd", knobs=TEACHER, tokenizers_match=diff)

@@ -27,7 +27,7 @@ def test_writes_the_file_and_reports_it(tmp_path):
     assert target.read_text() == res.text
     assert tomllib.loads(target.read_text()) == res.config
     assert res.command == f"uv run rl @ {target.resolve()}"
-    assert res.next_step["command"] == res.command and res.next_step["tool"] is None
+    assert res.next_step.command == res.command and res.next_step.tool is None
     assert f"Launch: uv run rl @ {target}" in res.text
     assert sorted(os.listdir(tmp_path)) == ["rl.toml"]
 

@@ -101,7 +101,7 @@ def test_uncached_hub_id_is_unknown_without_network(toks, no_network):
     res = check_tokenizers("pick-a-method-test/not-a-real-model", toks["same"])
     assert res.verdict == "unknown"
     assert "teacher 'pick-a-method-test/not-a-real-model'" in res.summary
-    assert "huggingface-cli download pick-a-method-test/not-a-real-model" in res.next_step["command"]
+    assert "huggingface-cli download pick-a-method-test/not-a-real-model" in res.next_step.command
     assert res.teacher_vocab_size is None and res.warnings
     assert no_network == []
 

@@ -55,7 +55,7 @@ async def test_route_from_an_example_file_validates():
     assert out["route"] == "grpo"
     assert out["next_step"] == {"tool": "prime_rl_config", "arguments": {"taskset": "refunds-v1", "method": "grpo",
                                                                          "model": MODEL}, "needs": [],
-                                "why": out["next_step"]["why"]}
+                                "command": None, "why": out["next_step"]["why"]}
 
 
 @pytest.mark.parametrize("name, args", [
