@@ -33,6 +33,8 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict
 
 from methods import defaults as D
+from routing import defaults as ROUTING
+from routing.route import model_params_b
 from routing.verdicts import NextStep
 
 __all__ = [
@@ -77,9 +79,6 @@ EVAL_ROUNDS = 4
 OPD_TEACHER_BASE_URL = "http://localhost:8001/v1"
 OPD_TEACHER_PORT = 8001
 
-# OPSD needs in-context learning of about 7B parameters and up (the seed, section 3; the same
-# number as routing.defaults.OPSD_MIN_PARAMS_B, repeated here so methods does not import routing).
-OPSD_MIN_PARAMS_B = 7.0
 
 # Below this group size a group-relative advantage is zero on most groups (a binary reward gives a
 # split group with probability 1 - p^k - (1-p)^k); we warn, prime-rl accepts any group_size >= 1.
@@ -925,19 +924,6 @@ def _split_gpus(gpus: Any) -> tuple[int, int]:
     return total // 2, total - total // 2
 
 
-def _params_b(model: str) -> float | None:
-    """The parameter count in billions read from a model name ('Qwen3-0.6B' -> 0.6), or None."""
-    name = model.rsplit("/", 1)[-1]
-    sizes = []
-    for m in re.finditer(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])", name):
-        if m.start() > 0 and name[m.start() - 1] in "Aa":  # 'A3B' = active parameters of an MoE
-            continue
-        experts = int(m.group(1)) if m.group(1) else 1
-        value = float(m.group(2)) * experts
-        sizes.append(value / 1000.0 if m.group(3) in "Mm" else value)
-    return max(sizes) if sizes else None
-
-
 def _is_thinking(model: str) -> bool:
     if _NON_THINKING.search(model):
         return False
@@ -1268,16 +1254,16 @@ def _plan_inner(obj: Any, *, model: str, lora: bool) -> _Plan:
                 f"prime-rl's opsd loss is fixed to reverse KL (the ref_kl component), so divergence={obj.divergence} "
                 "is not used; run OPSD.update in your own trainer for it."
             )
-        size = _params_b(model)
+        size = model_params_b(model)
         if size is None:
             plan.warnings.append(
                 f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
-                f"about {OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
+                f"about {ROUTING.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
             )
-        elif size < OPSD_MIN_PARAMS_B:
+        elif size < ROUTING.OPSD_MIN_PARAMS_B:
             plan.warnings.append(
                 f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
-                f"{OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
+                f"{ROUTING.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
             )
         if _is_thinking(model):
             plan.warnings.append(

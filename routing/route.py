@@ -21,17 +21,24 @@ from .questions import (band, dominant_model, groups, grading_warnings, on_polic
 from .rows import GradedRows, RowsLike, as_rows
 from .verdicts import NextStep, Route, TraceStep
 
-_PARAMS = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
+_PARAMS = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
 _QWEN_BASE = re.compile(r"qwen[-_]?(2\.5|3)", re.IGNORECASE)
 PLACEHOLDER_TASKSET = "<prime-rl taskset id>"
 
 
 def model_params_b(model: str | None) -> float | None:
-    """Parameter count in billions read off a model name ('Qwen/Qwen3-0.6B' -> 0.6), or None."""
+    """Parameter count in billions read off a model name ('Qwen/Qwen3-0.6B' -> 0.6, 'Mixtral-8x7B' -> 56,
+    '135M' -> 0.135); an MoE's active count ('A3B') is not its size. None when the name does not say."""
     if not model:
         return None
-    match = _PARAMS.search(model.rsplit("/", 1)[-1])
-    return float(match.group(1)) if match else None
+    name = model.rsplit("/", 1)[-1]
+    sizes = []
+    for m in _PARAMS.finditer(name):
+        if m.start() > 0 and name[m.start() - 1] in "Aa":
+            continue
+        value = float(m.group(2)) * (int(m.group(1)) if m.group(1) else 1)
+        sizes.append(value / 1000.0 if m.group(3) in "Mm" else value)
+    return max(sizes) if sizes else None
 
 
 def _prime_rl_step(method: str, *, taskset: str | None, model: str | None, knobs: dict[str, Any] | None = None,

@@ -15,11 +15,11 @@ from primerl_schema_table import leaf_paths
 
 import methods
 from methods import defaults as D
+from routing import model_params_b
 from methods.prime_rl import (
     PRIME_RL_COMMIT,
     PRIME_RL_TAG,
     PrimeRLConfig,
-    _params_b,
     prime_rl_config,
     validate_prime_rl,
 )
@@ -294,7 +294,7 @@ def test_opsd_unreadable_size_warns():
      ("SmolLM2-360M-Instruct", 0.36), ("gpt2", None), ("Llama-3.1-70B", 70.0)],
 )
 def test_params_from_model_name(name, size):
-    assert _params_b(name) == (pytest.approx(size) if size is not None else None)
+    assert model_params_b(name) == (pytest.approx(size) if size is not None else None)
 
 
 def test_async_grpo_writes_the_ipo_loss():
