@@ -8,25 +8,9 @@
     >>> upd.loss(logprobs).backward()           # grad wrt logprobs == -upd.coefficients
 """
 
-from methods import defaults
+from methods import defaults, objects
 from methods.batch import Batch
-from methods.objects import (
-    BPCO,
-    GRPO,
-    METHODS,
-    OPD,
-    OPSD,
-    RAE,
-    SAO,
-    Async,
-    FlashReinforce,
-    GroupwiseGrading,
-    MaxRL,
-    Method,
-    ReinforceAda,
-    make_method,
-    method_names,
-)
+from methods.objects import *  # noqa: F403 - the method objects and their registry, as objects.__all__ lists them
 from methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
 from methods.update import Update
 
@@ -38,19 +22,5 @@ __all__ = [
     "UpdatePreview",
     "PreviewRow",
     "NextStep",
-    "Method",
-    "GRPO",
-    "MaxRL",
-    "RAE",
-    "OPD",
-    "OPSD",
-    "Async",
-    "FlashReinforce",
-    "SAO",
-    "BPCO",
-    "GroupwiseGrading",
-    "ReinforceAda",
-    "METHODS",
-    "make_method",
-    "method_names",
 ]
+__all__ += objects.__all__

@@ -580,6 +580,13 @@ class FlashReinforce(Method):
         return flash_reinforce_update(self, batch, **kwargs)
 
 
+def _length_adaptive_lambda(alpha: float, length: int) -> float:
+    """SAO's and BPCO's GAE lambda(L) = max(0, 1 - 1/(alpha * L)); 0 for L < 1 (rules: ``gae_lambdas``)."""
+    if length < 1:
+        return 0.0
+    return max(0.0, 1.0 - 1.0 / (alpha * length))
+
+
 class SAO(Method):
     """SAO (Hou et al. 2026, arXiv:2607.07508): skip-observation LA-GAE critic and a strict ratio band.
 
@@ -612,10 +619,7 @@ class SAO(Method):
         return low, high
 
     def gae_lambda(self, length: int) -> float:
-        """lambda(L) = max(0, 1 - 1/(gae_alpha * L)); 0 for L < 1."""
-        if length < 1:
-            return 0.0
-        return max(0.0, 1.0 - 1.0 / (self.gae_alpha * length))
+        return _length_adaptive_lambda(self.gae_alpha, length)
 
     def resolved_learning_rate(self, lora: bool = False) -> float:
         return self.learning_rate if self.learning_rate is not None else D.SAO_LEARNING_RATE
@@ -668,9 +672,7 @@ class BPCO(Method):
         return math.tan(math.pi * ((value - low) / (high - low) - 0.5))
 
     def gae_lambda(self, length: int) -> float:
-        if length < 1:
-            return 0.0
-        return max(0.0, 1.0 - 1.0 / (self.gae_alpha * length))
+        return _length_adaptive_lambda(self.gae_alpha, length)
 
     def resolved_learning_rate(self, lora: bool = False) -> float:
         return self.learning_rate if self.learning_rate is not None else D.BPCO_LEARNING_RATE

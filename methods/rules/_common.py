@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import torch
 
 from methods.batch import Batch, as_batch
+from methods.update import Update
 
 FLOATS = (torch.float32, torch.float64)
+
+# The normalizer of every token-weighted rule (all but FlashReinforce), as Update.normalizer says it.
+TOKEN_MEAN = "1/N: each action token of the global batch weighs 1/N"
+
+# A trajectory whose logprobs differ from its behavior_logprobs by more than this on some action token
+# was sampled by another policy (the on-policy rules say so in a note). Well above float32 round-off.
+OFF_POLICY_TOLERANCE = 1e-3
 
 
 def prepare(batch: Any, dtype: torch.dtype | None = None, device: Any = None) -> Batch:
@@ -91,11 +99,70 @@ def action_counts(b: Batch, mf: torch.Tensor) -> torch.Tensor:
     return L
 
 
-def masked(x: torch.Tensor, mask: torch.Tensor, clean: bool) -> torch.Tensor:
-    """x with masked positions zeroed; a where (NaN-safe) only when x holds a non-finite entry somewhere."""
-    if clean:
-        return x
-    return torch.where(mask, x, torch.zeros((), dtype=x.dtype, device=x.device))
+class Checked(NamedTuple):
+    """A batch ready for a rule: ``mf`` its float mask, ``L`` its action tokens per trajectory [B], and
+    ``clean`` True when every checked token field is finite everywhere (padding included)."""
+
+    b: Batch
+    mf: torch.Tensor
+    L: torch.Tensor
+    clean: bool
+
+
+def checked_batch(
+    batch: Any,
+    dtype: torch.dtype | None,
+    device: Any,
+    *,
+    validate: bool,
+    rewards: bool = True,
+    behavior: bool = False,
+    needs: str | None = None,
+    method: str = "",
+    hint: str = "",
+) -> Checked:
+    """The start every rule shares: the batch in float32/64, its fields checked, its action tokens counted.
+
+    The checks run in this order, so the first problem is the one reported: the field the method
+    ``needs`` is present (``hint`` says how to get it); rewards are finite (``rewards``); logprobs,
+    then the needed field, then behavior_logprobs (``behavior``) are finite on action tokens, and
+    <= 0 where they are log-probs; every trajectory has an action token.
+    """
+    b = prepare(batch, dtype, device)
+    if needs is not None:
+        require(b, needs, method, hint)
+    if validate and rewards:
+        check_rewards(b)
+    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
+    if needs is not None:
+        clean &= field_clean(b, needs, getattr(b, needs), validate=validate, nonpositive=needs.endswith("logprobs"))
+    if behavior and b.behavior_logprobs is not None:
+        clean &= field_clean(b, "behavior_logprobs", b.behavior_logprobs, validate=validate, nonpositive=True)
+    mf = b.float_mask(b.dtype)
+    return Checked(b, mf, action_counts(b, mf), clean)
+
+
+def global_action_tokens(L: torch.Tensor, distributed: bool | None, device: torch.device) -> float:
+    """N: the action tokens of the global batch (summed over the data-parallel ranks when distributed)."""
+    return global_sums([L.sum()], use_distributed(distributed), device)[0]
+
+
+def advantage_update(
+    method: str, b: Batch, mf: torch.Tensor, A: torch.Tensor, n_global: float, stats: dict[str, float], notes: list[str]
+) -> Update:
+    """The Update of a rule with one advantage per trajectory: A_i / N on each of its action tokens, all admitted."""
+    B, T = b.logprobs.shape
+    return Update(
+        method=method,
+        coefficients=torch.mul(mf, (A / n_global)[:, None]),
+        advantages=expand_rows(A, T),
+        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
+        mask=b.mask,
+        stats=stats,
+        notes=notes,
+        row_stats={"advantage": A},
+        normalizer=TOKEN_MEAN,
+    )
 
 
 def require(b: Batch, name: str, method: str, hint: str) -> torch.Tensor:
@@ -127,11 +194,10 @@ def staleness_gate(b: Batch, limit: int) -> tuple[torch.Tensor | None, list[int]
     return fresh, stale
 
 
-def on_policy_rows(b: Batch) -> list[int]:
-    """Trajectories read as on-policy because they carried no behavior_logprobs."""
-    if b.behavior_logprobs is None:
-        return list(range(b.size))
-    return list(b.missing.get("behavior_logprobs", []))
+def on_policy_notes(b: Batch) -> list[str]:
+    """The note on trajectories read as on-policy because they carried no behavior_logprobs (none when all did)."""
+    n = b.size if b.behavior_logprobs is None else len(b.missing.get("behavior_logprobs", []))
+    return [f"{n} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1)."] if n else []
 
 
 def expand_rows(x: torch.Tensor, T: int) -> torch.Tensor:

@@ -24,7 +24,7 @@ from methods import defaults as D
 from methods.rules._common import (
     field_clean,
     fmt_indices,
-    on_policy_rows,
+    on_policy_notes,
     prepare,
     sig,
     staleness_gate,
@@ -112,9 +112,7 @@ def async_update(
             ratio=method.ratio,
             cap=method.cap,
         )
-        onp = on_policy_rows(b)
-        if onp:
-            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+        notes += on_policy_notes(b)
     fresh, stale = staleness_gate(b, method.off_policy_steps)
     if fresh is not None:
         weights = weights * fresh[:, None].to(dt)

@@ -32,14 +32,12 @@ import torch
 
 from methods import defaults as D
 from methods.rules._common import (
-    action_counts,
-    field_clean,
+    OFF_POLICY_TOLERANCE,
+    TOKEN_MEAN,
+    checked_batch,
     fmt_indices,
-    global_sums,
-    prepare,
-    require,
+    global_action_tokens,
     sig,
-    use_distributed,
 )
 from methods.update import Update
 
@@ -77,9 +75,6 @@ def distill_update(
     exp(delta) - 1 - delta, non-negative), teacher_prefers_share (tokens where the teacher's
     log-prob is higher), action_tokens.
     """
-    b = prepare(batch, dtype, device)
-    B, T = b.logprobs.shape
-    dt = b.dtype
     who = "OPD" if method.name == "opd" else "OPSD"
     hint = (
         "Score the student's sampled tokens with the teacher (a server that returns prompt log-probs) and put them "
@@ -88,17 +83,18 @@ def distill_update(
         else f"Score the sampled tokens with the {method.anchor} weights shown the privileged '{method.privileged}' "
         "text, and put them in each trajectory's teacher_logprobs."
     )
-    teacher = require(b, "teacher_logprobs", who, hint)
-    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    clean &= field_clean(b, "teacher_logprobs", teacher, validate=validate, nonpositive=True)
-    mf = b.float_mask(dt)
-    L = action_counts(b, mf)
+    # rewards are not read, so not checked
+    b, mf, L, clean = checked_batch(
+        batch, dtype, device, validate=validate, rewards=False, needs="teacher_logprobs", method=who, hint=hint
+    )
+    B = b.size
+    dt = b.dtype
+    teacher = b.teacher_logprobs
     delta = torch.sub(teacher, b.logprobs)
     if not clean:
         delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
     c = sampled_token_coefficients(delta, method.divergence).mul_(mf)
-    dist_on = use_distributed(distributed)
-    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    n_global = global_action_tokens(L, distributed, b.device)
     coef = c / n_global
 
     n_local = float(L.sum())
@@ -113,7 +109,7 @@ def distill_update(
     notes = [f"{who} reads no reward: the signal is the teacher's log-probs ({method.divergence}, sampled-token form)."]
     if b.behavior_logprobs is not None and not within_async:
         off = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
-        rows = torch.nonzero(off.amax(1) > 1e-3).flatten().tolist()
+        rows = torch.nonzero(off.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
         if rows:
             notes.append(
                 f"{len(rows)} trajectories were sampled by another policy (indices {fmt_indices(rows)}); the "
@@ -133,7 +129,7 @@ def distill_update(
         stats=stats,
         notes=notes,
         row_stats={"reverse_kl": -(delta * mf).sum(1) / L},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
+        normalizer=TOKEN_MEAN,
     )
 
 

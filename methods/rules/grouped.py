@@ -19,15 +19,12 @@ import torch
 from methods import defaults as D
 from methods.batch import Batch
 from methods.rules._common import (
-    action_counts,
-    check_rewards,
-    expand_rows,
-    field_clean,
+    OFF_POLICY_TOLERANCE,
+    advantage_update,
+    checked_batch,
     fmt_indices,
-    global_sums,
-    prepare,
+    global_action_tokens,
     sig,
-    use_distributed,
 )
 from methods.update import Update
 
@@ -43,6 +40,14 @@ def group_index(b: Batch, group_size: int, method: str) -> torch.Tensor:
             "groups; give each trajectory a 'task_id' (or 'group'), or set group_size to the rollouts per prompt"
         )
     return torch.arange(B, device=b.device) // group_size
+
+
+def group_members(b: Batch, group_size: int, method: str) -> list[list[int]]:
+    """The trajectory indices of each group, groups in order of first appearance (see ``group_index``)."""
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(group_index(b, group_size, method).tolist()):
+        members.setdefault(g, []).append(i)
+    return list(members.values())
 
 
 def group_means(R: torch.Tensor, gid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -108,14 +113,9 @@ def grouped_update(
     Stats: mean_reward, groups, mixed_group_share (groups whose rewards differ), zero_advantage_share,
     mean_abs_advantage, action_tokens; rae adds agents and mean_baseline (after the update).
     """
-    b = prepare(batch, dtype, device)
-    B, T = b.logprobs.shape
+    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    B = b.size
     dt = b.dtype
-    if validate:
-        check_rewards(b)
-    field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    mf = b.float_mask(dt)
-    L = action_counts(b, mf)
     R = b.rewards
     name = method.name
     notes: list[str] = []
@@ -170,9 +170,7 @@ def grouped_update(
                 "sampler's rollouts per prompt and is not used when trajectories name their group."
             )
 
-    dist_on = use_distributed(distributed)
-    n_global = global_sums([L.sum()], dist_on, b.device)[0]
-    coef = torch.mul(mf, (A / n_global)[:, None])
+    n_global = global_action_tokens(L, distributed, b.device)
     zero = A == 0
     stats["zero_advantage_share"] = float(zero.sum()) / B
     stats["mean_abs_advantage"] = float(A.abs().mean())
@@ -182,20 +180,10 @@ def grouped_update(
     if b.behavior_logprobs is not None and not within_async:
         diff = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
         worst = float(diff.max())
-        if worst > 1e-3:
-            rows = torch.nonzero(diff.amax(1) > 1e-3).flatten().tolist()
+        if worst > OFF_POLICY_TOLERANCE:
+            rows = torch.nonzero(diff.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
             notes.append(
                 f"{len(rows)} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(worst)}; "
                 f"indices {fmt_indices(rows)}); {name} applies no importance ratio: wrap it in Async for stale rollouts."
             )
-    return Update(
-        method=name,
-        coefficients=coef,
-        advantages=expand_rows(A, T),
-        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
-        mask=b.mask,
-        stats=stats,
-        notes=notes,
-        row_stats={"advantage": A},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
-    )
+    return advantage_update(name, b, mf, A, n_global, stats, notes)

@@ -275,33 +275,24 @@ def groupwise_update(
     """Shape each group's rewards (grader calls), then coefficients A / N with A the shaped, group-centred advantage."""
     import torch
 
-    from methods.rules._common import action_counts, check_rewards, expand_rows, field_clean, global_sums, prepare, use_distributed
-    from methods.rules.grouped import group_index
-    from methods.update import Update
+    from methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from methods.rules.grouped import group_members
 
-    b = prepare(batch, dtype, device)
-    B, T = b.logprobs.shape
-    if validate:
-        check_rewards(b)
-    field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    mf = b.float_mask(b.dtype)
-    L = action_counts(b, mf)
-    gid = group_index(b, obj.group_size, "GroupwiseGrading").tolist()
+    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    B = b.size
+    members = group_members(b, obj.group_size, "GroupwiseGrading")
     rewards = b.rewards.tolist()
     info = b.info or [{} for _ in range(B)]
-    members: dict[int, list[int]] = {}
-    for i, g in enumerate(gid):
-        members.setdefault(g, []).append(i)
     adv = [0.0] * B
     before = dict(obj._stats)
-    for idx in members.values():
+    for idx in members:
         items = [{**info[i], "reward": rewards[i]} for i in idx]
         shaped = shape_group(obj, items)
         centre = sum(shaped) / len(shaped)
         for i, v in zip(idx, shaped):
             adv[i] = v - centre
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    n_global = global_sums([L.sum()], use_distributed(distributed), b.device)[0]
+    n_global = global_action_tokens(L, distributed, b.device)
     notes = []
     if obj.grader is None:
         notes.append("no grader given: shaping skipped, these are plain group-centred advantages (a preview).")
@@ -311,21 +302,11 @@ def groupwise_update(
         notes.append(f"{fails} of {calls} grader calls failed or returned nothing usable; those groups were left unshaped.")
     stats = {
         "groups": float(len(members)),
-        "mixed_group_share": sum(1 for idx in members.values() if len({rewards[i] >= obj.pass_threshold for i in idx}) > 1)
+        "mixed_group_share": sum(1 for idx in members if len({rewards[i] >= obj.pass_threshold for i in idx}) > 1)
         / len(members),
         "grader_calls": float(calls),
         "grader_failures": float(fails),
         "mean_abs_advantage": float(A.abs().mean()),
         "action_tokens": n_global,
     }
-    return Update(
-        method=obj.name,
-        coefficients=torch.mul(mf, (A / n_global)[:, None]),
-        advantages=expand_rows(A, T),
-        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
-        mask=b.mask,
-        stats=stats,
-        notes=notes,
-        row_stats={"advantage": A},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
-    )
+    return advantage_update(obj.name, b, mf, A, n_global, stats, notes)

@@ -166,26 +166,17 @@ def ada_update(
     """
     import torch
 
-    from methods.rules._common import action_counts, check_rewards, expand_rows, field_clean, global_sums, prepare, use_distributed
-    from methods.rules.grouped import group_index
-    from methods.update import Update
+    from methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from methods.rules.grouped import group_members
 
-    b = prepare(batch, dtype, device)
-    B, T = b.logprobs.shape
-    if validate:
-        check_rewards(b)
-    field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    mf = b.float_mask(b.dtype)
-    L = action_counts(b, mf)
-    gid = group_index(b, obj.keep, "ReinforceAda").tolist()
+    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    B = b.size
+    members = group_members(b, obj.keep, "ReinforceAda")
     R = b.rewards.tolist()
     info = b.info or [{} for _ in range(B)]
-    members: dict[int, list[int]] = {}
-    for i, g in enumerate(gid):
-        members.setdefault(g, []).append(i)
     adv = [0.0] * B
     from_field = 0
-    for idx in members.values():
+    for idx in members:
         rates = [info[i].get("pass_rate") for i in idx]
         if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rates):
             p_hat = float(rates[0])
@@ -195,26 +186,17 @@ def ada_update(
         for i in idx:
             adv[i] = R[i] - p_hat
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    n_global = global_sums([L.sum()], use_distributed(distributed), b.device)[0]
+    n_global = global_action_tokens(L, distributed, b.device)
     notes = []
     if from_field < len(members):
         notes.append(
             f"{len(members) - from_field} groups carry no pass_rate: p_hat is their kept share above "
             f"threshold={obj.threshold:g}, not the pass rate over everything drawn."
         )
-    return Update(
-        method=obj.name,
-        coefficients=torch.mul(mf, (A / n_global)[:, None]),
-        advantages=expand_rows(A, T),
-        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
-        mask=b.mask,
-        stats={
-            "groups": float(len(members)),
-            "zero_advantage_share": float((A == 0).sum()) / B,
-            "mean_abs_advantage": float(A.abs().mean()),
-            "action_tokens": n_global,
-        },
-        notes=notes,
-        row_stats={"advantage": A},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
-    )
+    stats = {
+        "groups": float(len(members)),
+        "zero_advantage_share": float((A == 0).sum()) / B,
+        "mean_abs_advantage": float(A.abs().mean()),
+        "action_tokens": n_global,
+    }
+    return advantage_update(obj.name, b, mf, A, n_global, stats, notes)

@@ -22,21 +22,21 @@ token are refused with the trajectory index and the field.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
 from methods import defaults as D
 from methods.rules._common import (
-    action_counts,
-    check_rewards,
-    field_clean,
+    TOKEN_MEAN,
+    checked_batch,
     expand_rows,
+    first_true,
     fmt_indices,
+    global_action_tokens,
     global_sums,
-    on_policy_rows,
-    prepare,
-    require,
+    on_policy_notes,
     row_values_on_valid,
     sig,
     staleness_gate,
@@ -94,19 +94,12 @@ def flash_reinforce_update(
     names): batch_mean_reward, admitted_share, mean_sequence_kl, max_sequence_kl, mean_ratio (over
     admitted action tokens, NaN when none), plus clamped_tokens. ``row_stats``: drift, mean_ratio.
     """
-    b = prepare(batch, dtype, device)
+    b, mf, L, clean = checked_batch(batch, dtype, device, validate=validate, behavior=True)
     B, T = b.logprobs.shape
     dt = b.dtype
     lp = b.logprobs
     blp = b.behavior_logprobs
     R = b.rewards
-    if validate:
-        check_rewards(b)
-    clean = field_clean(b, "logprobs", lp, validate=validate, nonpositive=True)
-    if blp is not None:
-        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
-    mf = b.float_mask(dt)
-    L = action_counts(b, mf)
 
     dist_on = use_distributed(distributed)
     sum_r, n_global = global_sums([R.sum(), float(B)], dist_on, b.device)
@@ -122,17 +115,10 @@ def flash_reinforce_update(
 
     if blp is None:
         drift = torch.zeros(B, dtype=dt, device=b.device)
-        admitted = drift <= trust
-        fresh, stale = staleness_gate(b, method.off_policy_steps)
-        if fresh is not None:
-            admitted &= fresh
-        scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
-        torch.mul(mf, scale[:, None], out=coef)
-        ratio_sum = L.clone()
     else:
         rows = min(CHUNK_ROWS, B)
         buf = [torch.empty(rows, T, dtype=dt, device=b.device) for _ in range(4)]
-        # pass 1: drift per trajectory (needs all of it before the gate)
+        # pass 1: drift per trajectory (the gate needs all of it before any coefficient)
         for i0 in range(0, B, rows):
             i1 = min(i0 + rows, B)
             n = i1 - i0
@@ -153,11 +139,15 @@ def flash_reinforce_update(
                 d = torch.where(mf_c.bool(), d, torch.zeros((), dtype=dt, device=b.device))
             drift_sum[i0:i1] = d.sum(1)
         drift = drift_sum / L
-        admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
-        fresh, stale = staleness_gate(b, method.off_policy_steps)
-        if fresh is not None:
-            admitted &= fresh
-        scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
+    admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
+    fresh, stale = staleness_gate(b, method.off_policy_steps)
+    if fresh is not None:
+        admitted &= fresh
+    scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
+    if blp is None:  # on-policy: every ratio is 1
+        torch.mul(mf, scale[:, None], out=coef)
+        ratio_sum = L.clone()
+    else:
         # pass 2: ratio and coefficients
         for i0 in range(0, B, rows):
             i1 = min(i0 + rows, B)
@@ -209,9 +199,7 @@ def flash_reinforce_update(
             f"every reward is {sig(float(R[0]), 4)}, so every advantage is 0 and this update moves nothing: "
             "enlarge the batch or select prompts the model passes 20-80% of the time."
         )
-    onp = on_policy_rows(b)
-    if onp:
-        notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+    notes += on_policy_notes(b)
     if clamped:
         notes.append(
             f"{clamped} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
@@ -302,14 +290,31 @@ def lagae(
     the dtype (alpha below about 1/80 in float32) take exact fallbacks. Processed in row chunks so
     the temporaries stay cache-sized.
     """
-    B, T = values.shape
     if out is None:
         out = torch.empty_like(values)
+    for _ in lagae_chunks(values, mf, L, lam, rewards, clean, out):
+        pass
+    return out
+
+
+def lagae_chunks(
+    values: torch.Tensor,
+    mf: torch.Tensor,
+    L: torch.Tensor,
+    lam: torch.Tensor,
+    rewards: torch.Tensor,
+    clean: bool,
+    out: torch.Tensor,
+) -> Iterator[tuple[slice, torch.Tensor]]:
+    """Fill ``out`` with LA-GAE advantages CHUNK_ROWS rows at a time, yielding (rows, their advantages).
+
+    A caller uses each chunk while it is still in cache (SAO and BPCO build their coefficients there).
+    """
+    B = values.shape[0]
     prefix = is_prefix_mask(mf, L)
     for i0 in range(0, B, CHUNK_ROWS):
-        i1 = min(i0 + CHUNK_ROWS, B)
-        _lagae_rows(values[i0:i1], mf[i0:i1], L[i0:i1], lam[i0:i1], rewards[i0:i1], clean, out[i0:i1], prefix)
-    return out
+        r = slice(i0, min(i0 + CHUNK_ROWS, B))
+        yield r, _lagae_rows(values[r], mf[r], L[r], lam[r], rewards[r], clean, out[r], prefix)
 
 
 def is_prefix_mask(mf: torch.Tensor, L: torch.Tensor) -> bool:
@@ -375,6 +380,7 @@ def _lagae_rows(
 # ------------------------------------------------------------------------------------------------
 
 _CRITIC_HINT = "Run the critic over the batch first, or use FlashReinforce, which needs no critic."
+_ALL_ON_POLICY = "no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1."
 
 
 def sao_update(
@@ -401,51 +407,41 @@ def sao_update(
     Stats (anchor names): admitted_share, action_tokens (N), masked_token_share, mean_ratio (over
     in-band tokens; 0 when none), mean_advantage (over action tokens), lambda_mean.
     """
-    b = prepare(batch, dtype, device)
+    b, mf, L, clean = checked_batch(
+        batch, dtype, device, validate=validate, behavior=True, needs="values", method="SAO", hint=_CRITIC_HINT
+    )
     B, T = b.logprobs.shape
     dt = b.dtype
-    values = require(b, "values", "SAO", _CRITIC_HINT)
-    if validate:
-        check_rewards(b)
-    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    clean &= field_clean(b, "values", values, validate=validate, nonpositive=False)
+    values = b.values
     blp = b.behavior_logprobs
-    if blp is not None:
-        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
-    mf = b.float_mask(dt)
-    L = action_counts(b, mf)
     R = b.rewards
     lam = gae_lambdas(L, method.gae_alpha)
-    dist_on = use_distributed(distributed)
-    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    n_global = global_action_tokens(L, distributed, b.device)
     low, high = method.ratio
     A = torch.empty(B, T, dtype=dt, device=b.device)
     coef = torch.empty(B, T, dtype=dt, device=b.device)
     kept = torch.empty(B, dtype=dt, device=b.device)
     ratio_kept_rows = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
-    prefix = is_prefix_mask(mf, L)
-    for i0 in range(0, B, CHUNK_ROWS):
-        i1 = min(i0 + CHUNK_ROWS, B)
-        mf_c = mf[i0:i1]
-        A_c = _lagae_rows(values[i0:i1], mf_c, L[i0:i1], lam[i0:i1], R[i0:i1], clean, A[i0:i1], prefix)
+    for r, A_c in lagae_chunks(values, mf, L, lam, R, clean, A):
+        mf_c = mf[r]
         if blp is None:
             # on-policy: rho = 1 on every action token, inside any band with low < 1 < high
-            torch.mul(A_c, mf_c, out=coef[i0:i1]).div_(n_global)
-            kept[i0:i1] = L[i0:i1]
-            ratio_kept_rows[i0:i1] = L[i0:i1]
+            torch.mul(A_c, mf_c, out=coef[r]).div_(n_global)
+            kept[r] = L[r]
+            ratio_kept_rows[r] = L[r]
             continue
-        x = torch.sub(b.logprobs[i0:i1], blp[i0:i1])
+        x = torch.sub(b.logprobs[r], blp[r])
         if not clean:
             x = torch.where(mf_c.bool(), x, zero)
         ratio = x.clamp_(-D.SAO_LOG_RATIO_CLAMP, D.SAO_LOG_RATIO_CLAMP).exp_()
         # strict band as 0/1 floats without bool tensors: sign(rho-low)*sign(high-rho) is 1 inside,
         # 0 on a bound and -1 outside; clamping at 0 keeps exactly the inside
         keep_f = torch.sub(ratio, low).sign_().mul_(torch.rsub(ratio, high).sign_()).clamp_(min=0).mul_(mf_c)
-        kept[i0:i1] = keep_f.sum(1)
+        kept[r] = keep_f.sum(1)
         ratio.mul_(keep_f)
-        ratio_kept_rows[i0:i1] = ratio.sum(1)
-        torch.mul(ratio, A_c, out=coef[i0:i1]).div_(n_global)
+        ratio_kept_rows[r] = ratio.sum(1)
+        torch.mul(ratio, A_c, out=coef[r]).div_(n_global)
     admitted = kept > 0
 
     n_local = float(L.sum())
@@ -462,11 +458,9 @@ def sao_update(
     }
     notes: list[str] = []
     if blp is None:
-        notes.append("no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1.")
+        notes.append(_ALL_ON_POLICY)
     else:
-        onp = on_policy_rows(b)
-        if onp:
-            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+        notes += on_policy_notes(b)
         if masked_tokens:
             notes.append(
                 f"masked {int(masked_tokens)} of {int(n_local)} action tokens whose current/rollout ratio left "
@@ -485,7 +479,7 @@ def sao_update(
         notes=notes,
         value_targets=row_values_on_valid(b, R),
         row_stats={"kept_share": kept / L, "lambda": lam},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
+        normalizer=TOKEN_MEAN,
     )
 
 
@@ -523,19 +517,13 @@ def bpco_update(
     (1 - Var(R - V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0),
     plus action_tokens (N).
     """
-    b = prepare(batch, dtype, device)
+    b, mf, L, clean = checked_batch(
+        batch, dtype, device, validate=validate, behavior=True, needs="values", method="BPCO", hint=_CRITIC_HINT
+    )
     B, T = b.logprobs.shape
     dt = b.dtype
-    values = require(b, "values", "BPCO", _CRITIC_HINT)
-    if validate:
-        check_rewards(b)
-    clean = field_clean(b, "logprobs", b.logprobs, validate=validate, nonpositive=True)
-    clean &= field_clean(b, "values", values, validate=validate, nonpositive=False)
+    values = b.values
     blp = b.behavior_logprobs
-    if blp is not None:
-        clean &= field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
-    mf = b.float_mask(dt)
-    L = action_counts(b, mf)
     R = b.rewards
     lo_r, hi_r = method.reward_range
     if validate:
@@ -544,14 +532,13 @@ def bpco_update(
             vmin, vmax = torch.aminmax(torch.where(b.mask, values, torch.full((), lo_r, dtype=dt, device=b.device)))
         if float(vmin) < lo_r or float(vmax) > hi_r:
             bad = b.mask & ((values < lo_r) | (values > hi_r))
-            i, t = (int(x) for x in torch.nonzero(bad)[0].tolist())
+            i, t = first_true(bad)
             raise ValueError(
                 f"trajectory {i}: values[{t}] is {float(values[i, t])!r}, outside reward_range {method.reward_range}; "
                 "BPCO's critic is bounded (pass raw head outputs through BPCO.bound)"
             )
     lam = gae_lambdas(L, method.gae_alpha)
-    dist_on = use_distributed(distributed)
-    n_global = global_sums([L.sum()], dist_on, b.device)[0]
+    n_global = global_action_tokens(L, distributed, b.device)
     clip = float(method.clip)
     mu_lp = blp if blp is not None else b.logprobs
     A = torch.empty(B, T, dtype=dt, device=b.device)
@@ -563,14 +550,11 @@ def bpco_update(
     v2_rows = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
     tiny = torch.finfo(dt).tiny
-    prefix = is_prefix_mask(mf, L)
-    for i0 in range(0, B, CHUNK_ROWS):
-        i1 = min(i0 + CHUNK_ROWS, B)
-        mf_c = mf[i0:i1]
-        v_c = values[i0:i1]
-        mu_c = mu_lp[i0:i1]
-        A_c = _lagae_rows(v_c, mf_c, L[i0:i1], lam[i0:i1], R[i0:i1], clean, A[i0:i1], prefix)
-        x = torch.sub(b.logprobs[i0:i1], mu_c)
+    for r, A_c in lagae_chunks(values, mf, L, lam, R, clean, A):
+        mf_c = mf[r]
+        v_c = values[r]
+        mu_c = mu_lp[r]
+        x = torch.sub(b.logprobs[r], mu_c)
         if not clean:
             m_c = mf_c.bool()
             x = torch.where(m_c, x, zero)
@@ -581,13 +565,13 @@ def bpco_update(
         mu = torch.exp(mu_c)
         g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
         act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
-        active_rows[i0:i1] = act.sum(1)
-        inv_mu_rows[i0:i1] = mu.clamp_(min=tiny).reciprocal_().mul_(mf_c).sum(1)  # sum of 1/mu
+        active_rows[r] = act.sum(1)
+        inv_mu_rows[r] = mu.clamp_(min=tiny).reciprocal_().mul_(mf_c).sum(1)  # sum of 1/mu
         vm = torch.mul(v_c, mf_c)
-        v_rows[i0:i1] = vm.sum(1)
-        v2_rows[i0:i1] = vm.mul_(v_c).sum(1)
-        ratio_rows[i0:i1] = ratio.mul_(mf_c).sum(1)
-        torch.mul(ratio, A_c, out=coef[i0:i1]).mul_(act).div_(n_global)
+        v_rows[r] = vm.sum(1)
+        v2_rows[r] = vm.mul_(v_c).sum(1)
+        ratio_rows[r] = ratio.mul_(mf_c).sum(1)
+        torch.mul(ratio, A_c, out=coef[r]).mul_(act).div_(n_global)
     admitted = L > 0
 
     n_local = float(L.sum())
@@ -616,12 +600,7 @@ def bpco_update(
         stats["explained_variance"] = 1.0 - var_e / var_r
     else:
         notes.append("explained_variance not computed: every action token has the same reward.")
-    if blp is None:
-        notes.append("no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1.")
-    else:
-        onp = on_policy_rows(b)
-        if onp:
-            notes.append(f"{len(onp)} trajectories have no behavior_logprobs and were taken as on-policy (ratio 1).")
+    notes += [_ALL_ON_POLICY] if blp is None else on_policy_notes(b)
     all_clipped = [int(i) for i in torch.nonzero(active_rows == 0).flatten().tolist()]
     if all_clipped:
         notes.append(f"{len(all_clipped)} trajectories have every action token clipped (indices {fmt_indices(all_clipped, 5)}).")
@@ -641,5 +620,5 @@ def bpco_update(
         notes=notes,
         value_targets=row_values_on_valid(b, R),
         row_stats={"clipped_share": 1.0 - active_rows / L, "lambda": lam, "mean_ratio": ratio_rows / L},
-        normalizer="1/N: each action token of the global batch weighs 1/N",
+        normalizer=TOKEN_MEAN,
     )
