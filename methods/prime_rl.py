@@ -1087,11 +1087,7 @@ def _write_atomic(path: Path, text: str, overwrite: bool) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_fd(fd, text)
         if overwrite:
             os.replace(tmp, path)
         else:
@@ -1120,14 +1116,19 @@ def _write_exclusive(path: Path, text: str) -> None:
     except FileExistsError:
         raise ValueError(f"{str(path)!r} already exists; pass overwrite=True to replace it") from None
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_fd(fd, text)
     except BaseException:
         os.unlink(path)
         raise
+
+
+def _write_fd(fd: int, text: str) -> None:
+    """Write ``text`` to the open file ``fd`` with the umask's ordinary file mode, flush it to disk and close it."""
+    os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -1162,6 +1163,25 @@ class _Plan:
     loss: dict[str, Any] | None = None
 
 
+def _distillation_plan(obj: Any, algo: dict[str, Any], *, lora: bool, **algo_keys: str) -> _Plan:
+    """OPD's and OPSD's plan: their own sampling knobs, and where prime-rl reads each (``algo_keys`` first)."""
+    plan = _Plan(
+        algo=algo,
+        group_size=obj.samples,
+        temperature=obj.temperature,
+        max_tokens=obj.max_tokens,
+        lr=obj.resolved_learning_rate(lora=lora),
+    )
+    plan.honored.update(
+        algo_keys,
+        samples="orchestrator.group_size",
+        temperature="orchestrator.train.sampling.temperature",
+        max_tokens="orchestrator.train.sampling.max_completion_tokens",
+        learning_rate="trainer.optim.lr",
+    )
+    return plan
+
+
 def _plan_inner(obj: Any, *, model: str, lora: bool) -> _Plan:
     name = obj.name
     if name in ("grpo", "max_rl", "rae"):
@@ -1183,20 +1203,12 @@ def _plan_inner(obj: Any, *, model: str, lora: bool) -> _Plan:
             plan.honored["decay"] = "orchestrator.algo.decay"
         return plan
     if name == "opd":
-        plan = _Plan(
-            algo={"type": "opd", "teacher": {"name": obj.teacher, "base_url": obj.base_url or OPD_TEACHER_BASE_URL}},
-            group_size=obj.samples,
-            temperature=obj.temperature,
-            max_tokens=obj.max_tokens,
-            lr=obj.resolved_learning_rate(lora=lora),
-        )
-        plan.honored.update(
+        plan = _distillation_plan(
+            obj,
+            {"type": "opd", "teacher": {"name": obj.teacher, "base_url": obj.base_url or OPD_TEACHER_BASE_URL}},
+            lora=lora,
             teacher="orchestrator.algo.teacher.name",
             base_url="orchestrator.algo.teacher.base_url",
-            samples="orchestrator.group_size",
-            temperature="orchestrator.train.sampling.temperature",
-            max_tokens="orchestrator.train.sampling.max_completion_tokens",
-            learning_rate="trainer.optim.lr",
         )
         plan.ignored["top_k"] = (
             f"prime-rl's opd scores each sampled token with the teacher's prefill log-prob (reverse KL on sampled "
@@ -1226,20 +1238,12 @@ def _plan_inner(obj: Any, *, model: str, lora: bool) -> _Plan:
                 f"then as a top-level field; privileged={obj.privileged!r} is a nested path it cannot follow. Fix: "
                 "put the text in a top-level or info field of the taskset rows and pass that field's name."
             )
-        plan = _Plan(
-            algo={"type": "opsd", "demo_key": demo_key, "template": obj.template},
-            group_size=obj.samples,
-            temperature=obj.temperature,
-            max_tokens=obj.max_tokens,
-            lr=obj.resolved_learning_rate(lora=lora),
-        )
-        plan.honored.update(
+        plan = _distillation_plan(
+            obj,
+            {"type": "opsd", "demo_key": demo_key, "template": obj.template},
+            lora=lora,
             privileged="orchestrator.algo.demo_key",
             template="orchestrator.algo.template",
-            samples="orchestrator.group_size",
-            temperature="orchestrator.train.sampling.temperature",
-            max_tokens="orchestrator.train.sampling.max_completion_tokens",
-            learning_rate="trainer.optim.lr",
         )
         anchor = obj.anchor.partition(":")[0]
         if anchor == "live":
@@ -1439,13 +1443,10 @@ def prime_rl_config(
     # The shared seq_len must hold a prompt plus the completion cap.
     seq_len = max(D.PRIME_RL_SEQ_LEN, -(-(plan.max_tokens + PROMPT_TOKEN_BUDGET) // SEQ_LEN_MULTIPLE) * SEQ_LEN_MULTIPLE)
 
-    if taskset in MULTI_AGENT_SEATS:
-        env_seats = {
-            seat: {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}}
-            for seat in MULTI_AGENT_SEATS[taskset]
-        }
-    else:
-        env_seats = {"agent": {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}}}
+    env_seats = {
+        seat: {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}}
+        for seat in MULTI_AGENT_SEATS.get(taskset, ("agent",))
+    }
 
     def source() -> dict[str, Any]:
         return {"name": taskset if taskset != "agg" else "agg-taskset", "env": {"taskset": {"id": taskset}, **env_seats}}
