@@ -49,6 +49,11 @@ RAE_INITIAL_BASELINE = 0.0
 # Key under which a trajectory without an `agent` field keeps its RAE baseline.
 RAE_DEFAULT_AGENT = "default"
 
+# Below this group size a group-relative advantage is zero on most groups (a binary reward gives a
+# split group with probability 1 - p^k - (1-p)^k); the prime-rl writer warns, prime-rl accepts any
+# group_size >= 1.
+GROUPED_MIN_USEFUL_GROUP = 4
+
 # --------------------------------------------------------------------------------------------
 # OPD: on-policy distillation from a served teacher
 # --------------------------------------------------------------------------------------------
@@ -300,7 +305,8 @@ REINFORCE_ADA_EXITS = ("balanced", "positive")
 REINFORCE_ADA_THRESHOLD = 0.7
 
 # --------------------------------------------------------------------------------------------
-# prime-rl launcher defaults (read by methods.prime_rl; listed here so every default has one home)
+# prime-rl launcher defaults (read by methods.prime_rl; prime-rl's own facts are in
+# methods/prime_rl/constants.py)
 # --------------------------------------------------------------------------------------------
 
 # Inference and trainer on separate devices (INTELLECT-2, arXiv:2505.07291).
@@ -310,8 +316,13 @@ PRIME_RL_GPUS = 2
 PRIME_RL_STEPS = 100
 PRIME_RL_BATCH = 64
 
-# 8192 response tokens plus a 4k prompt.
+# `seq_len` is the packed sample length and longer samples are cut (prime-rl.md section 2,
+# [orchestrator] seq_len), so it must hold a prompt plus the completion cap: the writer sets
+# max(PRIME_RL_SEQ_LEN, completion cap + PRIME_RL_PROMPT_TOKENS rounded up to PRIME_RL_SEQ_LEN_MULTIPLE).
+# PRIME_RL_SEQ_LEN is 8192 response tokens plus the 4k prompt budget.
 PRIME_RL_SEQ_LEN = 12288
+PRIME_RL_PROMPT_TOKENS = 4096
+PRIME_RL_SEQ_LEN_MULTIPLE = 1024
 
 # Learning rates for grpo / max_rl / rae: 1e-5 with LoRA (the anchor's in-house runs), 1e-6 for full
 # weights (DAPO arXiv:2503.14476, Dr. GRPO arXiv:2503.20783).
@@ -323,9 +334,11 @@ PRIME_RL_LEARNING_RATE_FULL = 1e-6
 RL_MAX_TOKENS = 4096
 RL_TEMPERATURE = 1.0
 
-# Eval block (convention).
+# Eval block (convention): PRIME_RL_EVAL_ROUNDS evaluations per run
+# (`[orchestrator.eval] interval = max(1, steps // PRIME_RL_EVAL_ROUNDS)`).
 PRIME_RL_EVAL_EXAMPLES = 60
 PRIME_RL_EVAL_GROUP = 2
+PRIME_RL_EVAL_ROUNDS = 4
 
 # LoRA rank 16 (LoRA, arXiv:2106.09685) and alpha = 2r (PEFT convention).
 TRAINING_LORA_RANK = 16

@@ -1,6 +1,6 @@
 """An independent checker for prime-rl `rl` TOMLs (commit 559b44772, v0.8.1.dev67), for the tests.
 
-Written from reference/prime-rl.md separately from methods/prime_rl.py's schema, in a different
+Written from reference/prime-rl.md separately from methods/prime_rl/schema.py, in a different
 form (a flat table of key paths), so the writer is not checked only against itself. Each entry
 cites the section of prime-rl.md it comes from. Paths are dotted; `[]` stands for an item of an
 array of tables, `*` for any one key (an agent seat), and a trailing `.**` for any key below

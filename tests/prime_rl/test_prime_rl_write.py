@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-import methods.prime_rl as pr
+import methods.prime_rl.write as pr
 from methods.prime_rl import prime_rl_config
 
 ARGS = {"taskset": "refunds-v1", "method": "grpo", "model": "Qwen/Qwen3-8B"}

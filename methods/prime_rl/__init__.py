@@ -1,0 +1,36 @@
+"""The TOML that prime-rl's ``rl`` command reads, for every method prime-rl can run.
+
+``prime_rl_config(taskset, method, model=...)`` builds the config as a dict, checks every key and
+value against this package's copy of prime-rl's schema (prime-rl does not ship its config classes to
+PyPI, so a writer has to carry the schema itself), writes it with a TOML library, reads it back, and
+returns what it wrote together with which method knobs prime-rl honors (and under which key), which
+it cannot honor (and why), warnings, version notes and the launch command.
+
+Target: prime-rl commit 559b44772 (tag v0.8.1.dev67, 2026-08-21). The schema changes from month to
+month; every fact used here is cited to ``reference/prime-rl.md`` by section. A method prime-rl
+cannot run (FlashReinforce, SAO, BPCO, GroupwiseGrading, ReinforceAda; an ``icepop`` or ``tis``
+correction; grpo or max_rl with one rollout per prompt) is refused with a ``ValueError`` that says
+why and what to do instead.
+
+One module per job:
+
+    constants.py  the prime-rl facts the writer relies on (target commit, seats, teacher port), with sources
+    schema.py     prime-rl's `rl` schema, ``validate_prime_rl`` and the version notes
+    plan.py       what each method becomes in prime-rl: algorithm, knobs honored / ignored, refusals
+    build.py      ``prime_rl_config``: arguments, the config dict, overrides, checks, the result
+    write.py      writing the file: allowed roots, atomic, no-clobber, fsync
+
+Importing this package never imports torch or transformers.
+"""
+
+from methods.prime_rl.build import PrimeRLConfig, prime_rl_config
+from methods.prime_rl.constants import PRIME_RL_COMMIT, PRIME_RL_TAG
+from methods.prime_rl.schema import validate_prime_rl
+
+__all__ = [
+    "PRIME_RL_COMMIT",
+    "PRIME_RL_TAG",
+    "PrimeRLConfig",
+    "prime_rl_config",
+    "validate_prime_rl",
+]

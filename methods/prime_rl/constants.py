@@ -1,0 +1,51 @@
+"""The prime-rl facts the config writer relies on, each with its source.
+
+Target: prime-rl commit 559b44772 (tag v0.8.1.dev67, 2026-08-21); sections are those of
+``reference/prime-rl.md``. The method defaults and the launcher defaults the writer fills in (GPUs,
+steps, batch, seq_len, eval block, LoRA) live in ``methods/defaults.py``; the schema of the `rl`
+TOML itself is in ``methods/prime_rl/schema.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The prime-rl commit whose `rl` schema this writer targets (reference/prime-rl.md, header).
+PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+PRIME_RL_TAG = "v0.8.1.dev67"
+PRIME_RL_VERSION = f"{PRIME_RL_COMMIT[:9]} ({PRIME_RL_TAG}, 2026-08-21)"
+
+# `[deployment] type="single_node"` defaults gpus_per_node to 8 and requires
+# num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl.md section 2, "GPUs: [deployment]").
+PRIME_RL_GPUS_PER_NODE = 8
+
+# Where an OPD teacher is expected when its base_url is not given: prime-rl's own OPD debug config
+# serves the teacher on port 8001, next to the student's vLLM on 8000
+# (configs/debug/algo/opd.toml, copied in shared/primerl/examples/opd_reverse-text.toml).
+OPD_TEACHER_BASE_URL = "http://localhost:8001/v1"
+OPD_TEACHER_PORT = 8001
+
+# The single-agent seat shape of every shipped single-agent example (prime-rl.md section 2,
+# "The environment reference"; shared/primerl/examples/*): harness "null", local runtime.
+AGENT_HARNESS_ID = "null"
+AGENT_RUNTIME_TYPE = "subprocess"
+
+# Bundled multi-agent tasksets name their own seats (prime-rl.md section 2: kuhn-poker uses
+# env.player0 / env.player1; shared/primerl/examples/rae_kuhn-poker.toml).
+MULTI_AGENT_SEATS: dict[str, tuple[str, ...]] = {"kuhn-poker": ("player0", "player1")}
+
+# Algorithms whose advantage is group-relative (prime-rl.md section 3): one rollout per prompt gives
+# zero advantage.
+GROUP_RELATIVE_ALGOS = ("grpo", "max_rl", "echo", "hierarchical_grpo")
+
+# Known thinking-model name patterns (OPSD can cost points on thinking models: Kaur et al. 2026,
+# arXiv:2607.05184). Qwen3 base/hybrid models think by default; the 2507 "Instruct" releases do not.
+THINKING_MODEL = re.compile(r"(thinking|reason|qwq|deepseek-r1|-r1\b|/r1-|magistral|\bo[134]-)", re.I)
+QWEN3_HYBRID = re.compile(r"qwen3(?![.\d])", re.I)
+NON_THINKING_MODEL = re.compile(r"(instruct-2507|nothink|non-thinking|coder|-base\b)", re.I)
+
+# A taskset id: `name`, `owner/name`, either with `@version` (how prime-rl's env.taskset.id names an
+# installed verifiers taskset, prime-rl.md section 2).
+TASKSET_ID = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"
+)

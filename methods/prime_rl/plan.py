@@ -1,0 +1,269 @@
+"""What each method becomes in prime-rl: its algorithm, the knobs prime-rl honors (and under which key),
+the knobs it cannot honor (and why), and the methods and corrections it cannot run at all.
+
+``method_plan(obj, model=..., lora=...)`` returns a ``Plan``; ``prime_rl_config`` (``build.py``)
+turns it into the TOML. A method prime-rl cannot run (FlashReinforce, SAO, BPCO, GroupwiseGrading,
+ReinforceAda; an ``icepop`` or ``tis`` correction) is refused with a ``ValueError`` that says why and
+what to do instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from methods import defaults as D
+from methods.prime_rl.constants import (
+    NON_THINKING_MODEL,
+    OPD_TEACHER_BASE_URL,
+    OPD_TEACHER_PORT,
+    PRIME_RL_TAG,
+    QWEN3_HYBRID,
+    THINKING_MODEL,
+)
+from routing import defaults as ROUTING
+from routing.route import model_params_b
+
+# ================================================================================================
+# Refusals for methods prime-rl cannot run (prime-rl.md sections 3 and 4)
+# ================================================================================================
+
+_WHY_NOT_SINGLE_ROLLOUT = (
+    "prime-rl's reward advantages are group-relative (grpo, max_rl: zero with one rollout per prompt) or an "
+    "EMA baseline (rae); it has no batch-mean baseline, no sequence-level trust region and no value critic in "
+    f"{PRIME_RL_TAG}, so {{name}} {{needs}} has nowhere to go. Writing the 'nearest' config under {{name}}'s name "
+    "would train a different method."
+)
+_FIX_SINGLE_ROLLOUT = (
+    "Fix: run {name}'s own update rule in your trainer (methods.make_method({name!r}).update(batch); the "
+    "preview_update tool shows what it keeps on a logged batch), or ask this tool for method='rae' with "
+    "knobs={{'group_size': 1}} (REINFORCE with an EMA baseline, which prime-rl runs at one rollout per prompt)."
+)
+_REFUSED: dict[str, tuple[str, str]] = {
+    "flash_reinforce": ("FlashReinforce", "(a batch-mean baseline and a sequence trust gate)"),
+    "sao": ("SAO", "(a value critic with length-adaptive GAE)"),
+    "bpco": ("BPCO", "(a bounded value critic and a clipped DPPO step)"),
+}
+
+
+def _refuse_other(name: str) -> None:
+    if name in _REFUSED:
+        label, needs = _REFUSED[name]
+        raise ValueError(
+            f"prime-rl cannot run {label}: "
+            + _WHY_NOT_SINGLE_ROLLOUT.format(name=label, needs=needs)
+            + " "
+            + _FIX_SINGLE_ROLLOUT.format(name=name)
+        )
+    if name == "groupwise_grading":
+        raise ValueError(
+            "prime-rl has no groupwise-grading algorithm: GroupwiseGrading reshapes rewards or advantages inside "
+            "each group with a grader, and prime-rl's advantages come from the taskset's reward alone. Fix: put "
+            "the grading into the taskset's reward function, then ask for method='grpo' (or run "
+            "GroupwiseGrading.update in your own trainer)."
+        )
+    if name == "reinforce_ada":
+        raise ValueError(
+            "prime-rl has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its group "
+            "splits, and prime-rl draws a fixed group_size per prompt. Fix: ask for method='grpo' with a larger "
+            "group_size (e.g. knobs={'group_size': 16}, with a batch that is a multiple of it), or run "
+            "ReinforceAda in your own sampler."
+        )
+    raise ValueError(
+        f"prime-rl_config writes grpo, max_rl, rae, opd, opsd and async variants of them; {name!r} is not one. "
+        "Fix: pick one of those methods."
+    )
+
+
+# ================================================================================================
+# The plans
+# ================================================================================================
+
+
+@dataclass
+class Plan:
+    """A method in prime-rl's terms: ``[orchestrator.algo]``, sampling, learning rate, ``[trainer.loss]``,
+    and for each knob of the method where prime-rl reads it (``honored``) or why it cannot (``ignored``)."""
+
+    algo: dict[str, Any]
+    group_size: int
+    temperature: float
+    max_tokens: int
+    lr: float
+    honored: dict[str, str] = field(default_factory=dict)
+    ignored: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    off_policy_steps: int | None = None
+    loss: dict[str, Any] | None = None
+
+
+def _distillation_plan(obj: Any, algo: dict[str, Any], *, lora: bool, **algo_keys: str) -> Plan:
+    """OPD's and OPSD's plan: their own sampling knobs, and where prime-rl reads each (``algo_keys`` first)."""
+    plan = Plan(
+        algo=algo,
+        group_size=obj.samples,
+        temperature=obj.temperature,
+        max_tokens=obj.max_tokens,
+        lr=obj.resolved_learning_rate(lora=lora),
+    )
+    plan.honored.update(
+        algo_keys,
+        samples="orchestrator.group_size",
+        temperature="orchestrator.train.sampling.temperature",
+        max_tokens="orchestrator.train.sampling.max_completion_tokens",
+        learning_rate="trainer.optim.lr",
+    )
+    return plan
+
+
+def _plan_inner(obj: Any, *, model: str, lora: bool) -> Plan:
+    name = obj.name
+    if name in ("grpo", "max_rl", "rae"):
+        plan = Plan(
+            algo={"type": name},
+            group_size=obj.group_size,
+            temperature=D.RL_TEMPERATURE,
+            max_tokens=D.RL_MAX_TOKENS,
+            lr=D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL,
+        )
+        plan.honored["group_size"] = "orchestrator.group_size"
+        if name == "grpo" and getattr(obj, "normalize_std", False):
+            plan.ignored["normalize_std"] = (
+                "prime-rl's grpo advantage is reward minus the group mean with no std division, and no key turns "
+                "the division on; use GRPO.update in your own trainer for the std-normalized form."
+            )
+        if name == "rae":
+            plan.algo["decay"] = obj.decay
+            plan.honored["decay"] = "orchestrator.algo.decay"
+        return plan
+    if name == "opd":
+        plan = _distillation_plan(
+            obj,
+            {"type": "opd", "teacher": {"name": obj.teacher, "base_url": obj.base_url or OPD_TEACHER_BASE_URL}},
+            lora=lora,
+            teacher="orchestrator.algo.teacher.name",
+            base_url="orchestrator.algo.teacher.base_url",
+        )
+        plan.ignored["top_k"] = (
+            f"prime-rl's opd scores each sampled token with the teacher's prefill log-prob (reverse KL on sampled "
+            f"tokens); {PRIME_RL_TAG} has no top-k support key, so top_k={obj.top_k} is not used."
+        )
+        if obj.divergence != "reverse_kl":
+            plan.ignored["divergence"] = (
+                f"prime-rl's opd loss is fixed to reverse KL (its ref_kl component; [trainer.loss] configures only "
+                f"the rl component), so divergence={obj.divergence} is not used. For {obj.divergence}, run "
+                "OPD.update in your own trainer."
+            )
+        if obj.base_url is None:
+            plan.warnings.append(
+                f"The OPD teacher has no base_url, so the config points at {OPD_TEACHER_BASE_URL}. `rl` does not start "
+                f"the teacher: serve it first on its own GPU(s), e.g. `CUDA_VISIBLE_DEVICES=<free gpu> uv run inference "
+                f"--vllm.model {obj.teacher} --server.port {OPD_TEACHER_PORT}` (it must return prompt log-probs, which "
+                "vLLM does), or pass knobs={'base_url': ...}."
+            )
+        return plan
+    if name == "opsd":
+        demo_key = obj.privileged
+        if demo_key.startswith("info.") and demo_key.count(".") == 1:
+            demo_key = demo_key[len("info."):]
+        elif "." in demo_key:
+            raise ValueError(
+                f"prime-rl's opsd looks the privileged text up by one key (demo_key), first in each row's `info`, "
+                f"then as a top-level field; privileged={obj.privileged!r} is a nested path it cannot follow. Fix: "
+                "put the text in a top-level or info field of the taskset rows and pass that field's name."
+            )
+        plan = _distillation_plan(
+            obj,
+            {"type": "opsd", "demo_key": demo_key, "template": obj.template},
+            lora=lora,
+            privileged="orchestrator.algo.demo_key",
+            template="orchestrator.algo.template",
+        )
+        anchor = obj.anchor.partition(":")[0]
+        if anchor == "live":
+            plan.honored["anchor"] = "orchestrator.algo (prime-rl's opsd always scores against the live policy)"
+        else:
+            plan.ignored["anchor"] = (
+                f"prime-rl's opsd scores against the live policy given the demonstration; {PRIME_RL_TAG} keeps no "
+                f"EMA or frozen copy of the weights, so anchor={obj.anchor} runs as anchor='live'."
+            )
+        if obj.divergence != "reverse_kl":
+            plan.ignored["divergence"] = (
+                f"prime-rl's opsd loss is fixed to reverse KL (the ref_kl component), so divergence={obj.divergence} "
+                "is not used; run OPSD.update in your own trainer for it."
+            )
+        size = model_params_b(model)
+        if size is None:
+            plan.warnings.append(
+                f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
+                f"about {ROUTING.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
+            )
+        elif size < ROUTING.OPSD_MIN_PARAMS_B:
+            plan.warnings.append(
+                f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
+                f"{ROUTING.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
+            )
+        if _is_thinking(model):
+            plan.warnings.append(
+                f"{model} is a thinking model: OPSD can cost points on thinking models (Kaur et al. 2026, "
+                "arXiv:2607.05184). Compare against grpo on a held-out set before trusting it."
+            )
+        return plan
+    _refuse_other(name)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
+    """(the plan, the method's label in messages: its name, or "async <inner>")."""
+    if obj.name != "async":
+        return _plan_inner(obj, model=model, lora=lora), obj.name
+    inner = obj.inner
+    if inner.name not in ("grpo", "max_rl", "rae", "opd", "opsd"):
+        _refuse_other(inner.name)
+    correction = obj.correction
+    if correction in ("icepop", "tis"):
+        low, high = obj.ratio
+        what = (
+            f"icepop (keep a token only when {low:g} <= pi_train/pi_sampler <= {high:g})"
+            if correction == "icepop"
+            else f"tis (multiply by min(pi_train/pi_sampler, {obj.cap:g}))"
+        )
+        raise ValueError(
+            f"prime-rl {PRIME_RL_TAG} has no {correction} correction: its loss types are default (DPPO+KL, masks on "
+            f"the probability difference), ipo (ipo_threshold) and custom; no prime-rl version has an icepop or "
+            f"tis loss. Fix: use correction='ipo' (keeps a token when |pi_train - pi_sampler| <= ipo_threshold, "
+            f"default {D.ASYNC_IPO_THRESHOLD:g}), or write {what} as a custom loss: a Python function with the "
+            "signature of the default loss in prime-rl's src/prime_rl/trainer/rl/loss.py, importable where the "
+            "trainer runs, then pass overrides={'trainer.loss': {'type': 'custom', 'import_path': "
+            "'your_module.your_loss', 'kwargs': {...}}} together with correction='ipo'."
+        )
+    plan = _plan_inner(inner, model=model, lora=lora)
+    plan.honored = {f"method.{k}": v for k, v in plan.honored.items()}
+    plan.ignored = {f"method.{k}": v for k, v in plan.ignored.items()}
+    plan.off_policy_steps = obj.off_policy_steps
+    plan.honored["off_policy_steps"] = "orchestrator.max_off_policy_steps"
+    if inner.name in ("opd", "opsd"):
+        why = (
+            f"[trainer.loss] configures only the rl component; {inner.name}'s ref_kl loss is fixed in {PRIME_RL_TAG}, "
+            "so no per-token correction applies to it"
+        )
+        plan.ignored["correction"] = why + "."
+        plan.ignored["ipo_threshold"] = why + "."
+    else:
+        plan.loss = {"type": "ipo", "ipo_threshold": obj.ipo_threshold}
+        plan.honored["correction"] = "trainer.loss.type"
+        plan.honored["ipo_threshold"] = "trainer.loss.ipo_threshold"
+    plan.ignored["ratio"] = "used only by an icepop correction, which prime-rl does not have; ipo reads ipo_threshold."
+    plan.ignored["cap"] = "used only by a tis correction, which prime-rl does not have."
+    if obj.off_policy_steps < 1:
+        plan.warnings.append(
+            "off_policy_steps=0: prime-rl always runs the trainer one step ahead of inference, so a bound of 0 may "
+            "discard most rollouts; 1 is the tightest bound that keeps the pipeline full."
+        )
+    return plan, f"async {inner.name}"
+
+
+def _is_thinking(model: str) -> bool:
+    if NON_THINKING_MODEL.search(model):
+        return False
+    return bool(THINKING_MODEL.search(model) or QWEN3_HYBRID.search(model))

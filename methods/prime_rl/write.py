@@ -1,0 +1,135 @@
+"""Writing a config file safely: ``out`` checked (a .toml path in an existing folder, inside the allowed
+roots, not an existing file unless ``overwrite``), then written atomically with no-clobber.
+
+A reader never sees a partial file and an existing file is never replaced unless asked, even when two
+writers race for the same name.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shlex
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+# The process umask, read once at import (os.umask can only be read by setting it, which is not thread-safe
+# later, when the server writes from worker threads).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def write_config(out: Any, text: str, *, overwrite: bool, allowed_roots: Sequence[Any] | None) -> Path:
+    """Check ``out``, write ``text`` there atomically and return the path written."""
+    path = _check_out(out, overwrite, allowed_roots)
+    _write_atomic(path, text, overwrite)
+    return path
+
+
+def _check_out(out: Any, overwrite: bool, allowed_roots: Sequence[Any] | None) -> Path:
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise ValueError(f"out must be a file path ending in .toml; got {out!r}")
+    path = Path(os.path.expanduser(str(out)))
+    if path.suffix.lower() != ".toml":
+        raise ValueError(
+            f"out must end in .toml (prime-rl picks the parser from the extension: .toml, .json or .yaml); got {str(out)!r}"
+        )
+    if path.is_dir():
+        raise ValueError(f"out {str(out)!r} is a folder; give a file path inside it, e.g. {str(path / 'rl.toml')!r}")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.exists():
+        raise ValueError(
+            f"the folder {str(parent)!r} for out does not exist; create it first (mkdir -p {shlex.quote(str(parent))}) "
+            "or choose another path"
+        )
+    if not parent.is_dir():
+        raise ValueError(f"the parent {str(parent)!r} of out is not a folder")
+    resolved = parent.resolve(strict=True) / path.name
+    if path.is_symlink() or path.exists():
+        resolved = path.resolve()
+    if allowed_roots is not None:
+        roots = [Path(os.path.expanduser(str(r))).resolve() for r in allowed_roots]
+        if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
+            names = ", ".join(str(r) for r in roots) or "(none)"
+            raise ValueError(
+                f"out {str(out)!r} resolves to {str(resolved)!r}, outside the folders this server may write to: "
+                f"{names}. Choose a path under one of them, or add its folder to the allowed roots in the server's "
+                "settings."
+            )
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise ValueError(
+            f"{str(path)!r} already exists; pass overwrite=True to replace it, or choose another path"
+        )
+    return path
+
+
+def _write_atomic(path: Path, text: str, overwrite: bool) -> None:
+    """Write `text` to `path` so that no reader ever sees a partial file.
+
+    The text goes to a temporary file in the same folder, is flushed and fsynced, and is then moved
+    into place: with ``overwrite`` by rename (atomic replace); without it by a hard link, which fails
+    if the name exists, so two writers cannot both win and an existing file is never replaced. On a
+    filesystem without hard links the fallback is an exclusive create (O_EXCL). The temporary file is
+    removed on every path out.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        _write_fd(fd, text)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise ValueError(
+                    f"{str(path)!r} already exists (another writer created it just now); pass overwrite=True to "
+                    "replace it, or choose another path"
+                ) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                _write_exclusive(path, text)
+        _fsync_dir(folder)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _write_exclusive(path: Path, text: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise ValueError(f"{str(path)!r} already exists; pass overwrite=True to replace it") from None
+    try:
+        _write_fd(fd, text)
+    except BaseException:
+        os.unlink(path)
+        raise
+
+
+def _write_fd(fd: int, text: str) -> None:
+    """Write ``text`` to the open file ``fd`` with the umask's ordinary file mode, flush it to disk and close it."""
+    os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
