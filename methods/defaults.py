@@ -305,6 +305,18 @@ REINFORCE_ADA_EXITS = ("balanced", "positive")
 REINFORCE_ADA_THRESHOLD = 0.7
 
 # --------------------------------------------------------------------------------------------
+# preview_update's verdicts (conventions)
+# --------------------------------------------------------------------------------------------
+
+# "too_stale" when a method with an off-policy guard (FlashReinforce, SAO, BPCO, Async) would lose at
+# least this share of the batch to it (rejected trajectories, or band-masked / clipped tokens).
+PREVIEW_STALE_SHARE = 0.5
+
+# "off_policy" when a method without an importance correction (grpo, max_rl, rae, OPD, OPSD) gets a
+# batch in which at least this share of trajectories drifts past FlashReinforce's trust.
+PREVIEW_OFF_POLICY_SHARE = 0.25
+
+# --------------------------------------------------------------------------------------------
 # prime-rl launcher defaults (read by methods.prime_rl; prime-rl's own facts are in
 # methods/prime_rl/constants.py)
 # --------------------------------------------------------------------------------------------

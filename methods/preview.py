@@ -25,8 +25,6 @@ __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow",
 
 MAX_TRAJECTORIES = 4096  # trajectories read by default; more are dropped with a warning
 MAX_ROWS = 50  # per-trajectory rows returned; the rest are counted in rows_omitted
-STALE_SHARE = 0.5  # a verdict of too_stale when at least this share is rejected or masked for drift
-OFF_POLICY_SHARE = 0.25  # an uncorrected method is "off_policy" when this share drifts past FlashReinforce's trust
 
 
 class PreviewRow(BaseModel):
@@ -309,7 +307,7 @@ def _judge(
             f"{label} would admit none of the {B} trajectories{drift_text}: this batch moves nothing.",
             step,
         )
-    if not on_policy and lost >= STALE_SHARE and name in ("flash_reinforce", "sao", "bpco", "async"):
+    if not on_policy and lost >= D.PREVIEW_STALE_SHARE and name in ("flash_reinforce", "sao", "bpco", "async"):
         step = _stale_step(obj, drift)
         return (
             "too_stale",
@@ -321,7 +319,7 @@ def _judge(
         not on_policy
         and name in ("grpo", "max_rl", "rae", "opd", "opsd")
         and drift is not None
-        and drift["share_over_trust"] >= OFF_POLICY_SHARE
+        and drift["share_over_trust"] >= D.PREVIEW_OFF_POLICY_SHARE
     ):
         return (
             "off_policy",
