@@ -26,6 +26,21 @@ def rollouts(n_tasks, k, rate, *, model=STUDENT, prefix="refund", seed=0, trunca
     return rows
 
 
+def traces(n, *, seed, lag_sd=0.02):
+    """Logged single-rollout trajectories for preview_update: the policy's log-probs now, the sampler's
+    (behavior) log-probs when it wrote them, a reward; a few were sampled long ago and drifted further."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        length = rng.randint(8, 40)
+        now = [round(-abs(rng.gauss(0.6, 0.5)), 4) for _ in range(length)]
+        sd = lag_sd * (10 if i % 16 == 0 else 1)
+        then = [round(min(0.0, x + rng.gauss(0, sd)), 4) for x in now]
+        out.append({"task_id": f"prod-{i:03d}", "reward": float(rng.random() < 0.55), "logprobs": now,
+                    "behavior_logprobs": then})
+    return out
+
+
 def write(name, rows):
     with open(HERE / name, "w") as f:
         for r in rows:
@@ -57,6 +72,7 @@ def main():
     # The student and two candidate teachers on the same 48 held-out tasks, at the student's budget.
     write("student.jsonl", rollouts(48, 4, lambda r: r.choice([0.5, 0.75, 0.75, 1.0]), seed=7, prefix="held"))
     write("teacher_strong.jsonl", rollouts(48, 4, lambda r: 1.0, model=TEACHER, seed=8, prefix="held"))
+    write("traces.jsonl", traces(64, seed=10))
     write("teacher_weak.jsonl", rollouts(48, 4, lambda r: r.choice([0.25, 0.5, 0.75, 1.0]), model=TEACHER,
                                          seed=9, prefix="held"))
 

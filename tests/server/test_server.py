@@ -180,6 +180,9 @@ async def test_preview_update_on_inline_trajectories():
     async with client() as c:
         out = await call_ok(c, "preview_update", {"method": "FlashReinforce", "trajectories": batch})
         assert out["verdict"] and out["summary"]
+        logged = await call_ok(c, "preview_update", {"method": "FlashReinforce",
+                                                     "path": str(EXAMPLES / "traces.jsonl")})
+        assert logged["n_trajectories"] == 64 and 0 < logged["n_admitted"] < 64  # the drifted ones are rejected
         text = await call_error(c, "preview_update", {"method": "FlashReinforce",
                                                       "trajectories": [{"reward": 1.0, "logprobs": [0.5]}]})
         assert "logprob" in text
