@@ -297,8 +297,9 @@ def _read_csv(reader: _CountingReader, builder: _ColumnBuilder, p: Path) -> None
     try:
         _read_csv_rows(rows, builder, p)
     except csv.Error as e:  # a cell over csv.field_size_limit()
-        raise InputError(f"line {rows.line_num} of {p} is not valid CSV: {e}; fix that line or write the rows "
-                         f"as JSONL", row=rows.line_num) from None
+        line = rows.reader.line_num  # DictReader's own line_num still points at the last good row
+        raise InputError(f"line {line} of {p} is not valid CSV: {e}; fix that line or write the rows as JSONL",
+                         row=line) from None
 
 
 def _read_csv_rows(rows: csv.DictReader, builder: _ColumnBuilder, p: Path) -> None:
