@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--before", help="rows before training (read base and k off them)")
     h.add_argument("--after", help="rows after training, on the same tasks")
     h.add_argument("--json", action="store_true")
+    pv = sub.add_parser("preview-update", help="what a method's update rule keeps from logged trajectories")
+    pv.add_argument("path", help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask")
+    pv.add_argument("--method", default="FlashReinforce")
+    pv.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
+    pv.add_argument("--json", action="store_true")
     c = sub.add_parser("prime-rl-config", help="write the prime-rl TOML for a method")
     c.add_argument("taskset")
     c.add_argument("method")
@@ -118,6 +123,10 @@ def _run_command(args: argparse.Namespace) -> Any:
         return routing.holdout_size(args.effect, k=args.k, base=args.base,
                                     before=read(args.before) if args.before else None,
                                     after=read(args.after) if args.after else None)
+    if args.command == "preview-update":
+        from methods.preview import preview_update
+
+        return preview_update(args.method, dict(map(_knob, args.knob)), path=args.path)
     if args.command == "prime-rl-config":
         from methods.prime_rl import prime_rl_config
 

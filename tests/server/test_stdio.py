@@ -99,5 +99,11 @@ def test_cli_prints_a_verdict_and_json():
     assert data["verdict"] == "floor"
     bad = subprocess.run([*command(), "band", "nope.jsonl"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "no such file" in bad.stderr and bad.stdout == ""
+    preview = subprocess.run([*command(), "preview-update", str(EXAMPLES / "traces.jsonl"), "--method", "SAO"],
+                             capture_output=True, text=True, timeout=120)
+    assert preview.returncode == 2 and "values" in preview.stderr  # SAO needs a critic's values
+    preview = subprocess.run([*command(), "preview-update", str(EXAMPLES / "traces.jsonl"), "--knob", "trust=0.1"],
+                             capture_output=True, text=True, timeout=120, check=True)
+    assert preview.stdout.startswith("ok: FlashReinforce would admit 64 of 64")
     skill = subprocess.run([*command(), "--print-skill"], capture_output=True, text=True, timeout=60, check=True)
     assert skill.stdout.startswith("---\nname: pick-a-method")
