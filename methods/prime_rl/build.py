@@ -445,7 +445,8 @@ def _has_prefix(config: Mapping[str, Any], dotted: str) -> bool:
 
 
 def _as_int(name: str, value: Any, lo: int, fix: str) -> int:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer()
+    # int first: float() of an int past 1.8e308 raises OverflowError
+    ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
     if not ok:
         raise ValueError(f"{name} must be a whole number >= {lo}; got {value!r}. {fix}")
     value = int(value)
