@@ -13,6 +13,8 @@ from .rows import RowsLike, as_rows
 from .stats import bootstrap_moments, tasks_needed, z_power
 from .verdicts import HoldoutSize, NextStep
 
+MAX_K = 1_000_000_000  # rollouts per task
+
 
 def _model_sd(base: float, effect: float, k: int) -> float:
     """Binomial sd of one task's paired difference: sqrt((p(1-p) + q(1-q)) / k), q = p + effect."""
@@ -51,6 +53,8 @@ def holdout_size(effect: float = D.PROVE_EFFECT, *, base: float | None = None, k
         raise InputError("`after` needs `before`: pass the rows of both arms on the same tasks", field="after")
     if k is not None and k < 1:
         raise InputError(f"k is {k}; give at least 1 rollout per task", field="k")
+    if k is not None and k > MAX_K:  # past 1.8e308 the binomial sd overflows; long before, it means nothing
+        raise InputError(f"k is over {MAX_K:,}; give the rollouts per task you will sample", field="k")
     if base is not None and not 0 <= base <= 1:
         raise InputError(f"base is {base}; a pass rate lies in [0, 1]", field="base")
     base = D.HOLDOUT_BASE if base is None else float(base)
