@@ -268,7 +268,11 @@ class Batch:
             r = traj["reward"]
             if isinstance(r, bool):
                 r = float(r)
-            if not isinstance(r, numbers.Real) or not math.isfinite(float(r)):
+            try:
+                finite = isinstance(r, numbers.Real) and math.isfinite(float(r))
+            except OverflowError:  # an int past 1.8e308
+                finite = False
+            if not finite:
                 raise ValueError(f"trajectory {i}: reward must be a finite number, got {r!r}")
             rewards[i] = float(r)
 
