@@ -8,12 +8,10 @@ import numpy as np
 
 from . import defaults as D
 from .errors import InputError
-from .questions import groups
+from .questions import MAX_K, groups
 from .rows import RowsLike, as_rows
 from .stats import bootstrap_moments, tasks_needed, z_power
 from .verdicts import HoldoutSize, NextStep
-
-MAX_K = 1_000_000_000  # rollouts per task
 
 
 def _model_sd(base: float, effect: float, k: int) -> float:

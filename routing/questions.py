@@ -18,6 +18,8 @@ from .stats import bootstrap_ci, pass_at_k_per_group, split_probability
 from .verdicts import (Band, NextStep, OnPolicy, PairedDifference, PassAt, RolloutsPerTask, RowRef,
                        TeacherClears, TruncatedPasses)
 
+MAX_K = 1_000_000_000  # rollouts per task; a larger k is a mistake, and past 1.8e308 one that overflows
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Shared pieces
@@ -197,6 +199,8 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     pass_threshold = _check_threshold(pass_threshold)
     if k is not None and k < 1:
         raise InputError(f"k is {k}; k must be at least 1", field="k")
+    if k is not None and k > MAX_K:  # an int past 4,300 digits cannot even be printed in a warning
+        raise InputError(f"k is over {MAX_K:,}; give the rollouts per task to score pass@k at", field="k")
     if per_task_offset < 0 or (per_task_limit is not None and per_task_limit < 0):
         raise InputError("per_task_offset and per_task_limit must be 0 or more", field="per_task_offset")
     g = groups(rows, pass_threshold)
