@@ -203,6 +203,9 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         raise InputError(f"k is over {MAX_K:,}; give the rollouts per task to score pass@k at", field="k")
     if per_task_offset < 0 or (per_task_limit is not None and per_task_limit < 0):
         raise InputError("per_task_offset and per_task_limit must be 0 or more", field="per_task_offset")
+    if per_task_offset > MAX_K:  # echoed back in the answer: keep it a number every client can read
+        raise InputError(f"per_task_offset is over {MAX_K:,}; page from 0 up to the number of tasks",
+                         field="per_task_offset")
     g = groups(rows, pass_threshold)
     warnings = grading_warnings(rows, g, pass_threshold)
     args, needs = rows_arguments(rows)
