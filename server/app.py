@@ -104,7 +104,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         if rows is not None:
             if len(rows) > options.max_rows:
                 raise ToolError(f"{len(rows):,} rows is over the cap of {options.max_rows:,}; raise it with "
-                                f"--max-rows, or pass a sample")
+                                f"--max-rows (or PICK_A_METHOD_MAX_ROWS), or pass a sample")
             return await run(routing.as_rows, rows, what=what)
         if required:
             raise ToolError(f"no {what}: pass {what} (a list of row objects) or {what}_path (a file)")
