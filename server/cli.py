@@ -198,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     from .app import create_server
 
-    server = create_server(_options(args))
+    try:
+        options = _options(args)
+    except ValueError as e:  # a PICK_A_METHOD_* variable that is not a number
+        _parser().error(str(e))
+    server = create_server(options)
     try:
         if args.transport == "http":
             server.run("streamable-http", host="127.0.0.1", port=args.port)
