@@ -79,6 +79,8 @@ def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES) -> tu
         raise ValueError(f"no such file: {path!s}")
     if os.path.isdir(path):
         raise ValueError(f"{path!s} is a directory; give a JSONL file of trajectories")
+    if not os.path.isfile(path):  # a pipe blocks the read forever; /dev/zero is one endless line
+        raise ValueError(f"{path!s} is not a regular file (a pipe, socket or device); give a JSONL file of trajectories")
     with open(path, encoding="utf-8") as fh:
         head = fh.read(1)
         while head and head.isspace():
