@@ -332,3 +332,25 @@ def test_a_ctrl_c_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         prime_rl_config("refunds-v1", "grpo", model=MODEL, out=str(root / "rl.toml"), allowed_roots=[root])
     assert _files(root) == {}
+
+
+@pytest.mark.parametrize("name, make, words", [
+    ("fifo.jsonl", lambda p: os.mkfifo(p), ["not a regular file"]),
+    ("zero.jsonl", lambda p: p.symlink_to("/dev/zero"), ["not a regular file"]),
+    ("folder.jsonl", lambda p: p.mkdir(), ["directory"]),
+    ("missing.jsonl", lambda p: None, ["no such file"]),
+    ("empty.jsonl", lambda p: p.write_bytes(b""), ["no trajectories"]),
+    ("not_utf8.jsonl", lambda p: p.write_bytes(b'{"reward": 1, "logprobs": [-1.0], "x": "\xff"}\n'), ["utf-8"]),
+    ("cut.jsonl", lambda p: p.write_bytes(b'{"reward": 1, "logprobs": [-1.0]}\n{"reward": 0, "logp'), ["line 2"]),
+])
+def test_preview_update_path_gets_the_same_care(tmp_path, name, make, words):
+    path = tmp_path / name
+    make(path)
+    try:
+        is_error, text, _ = call(ServerOptions(call_seconds=30), "preview_update",
+                                 {"method": "FlashReinforce", "path": str(path)})
+    finally:
+        if name == "fifo.jsonl":
+            _unblock_fifo(path)
+    assert is_error and all(w.lower() in text.lower() for w in words), text
+    assert "budget" not in text

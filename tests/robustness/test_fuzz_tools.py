@@ -12,10 +12,12 @@ caller could pass one.
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import itertools
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +40,7 @@ SETTINGS = settings(max_examples=EXAMPLES_PER_TOOL, deadline=None, derandomize=F
                                            HealthCheck.function_scoped_fixture])
 
 WORK = Path(tempfile.mkdtemp(prefix="pick-a-method-fuzz-"))  # files read, and the only folder writes may land in
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 WRITE_ROOT = WORK / "out"
 WRITE_ROOT.mkdir()
 OPTIONS = ServerOptions(max_rows=200_000, max_bytes=20 << 20, call_seconds=30, write_roots=(WRITE_ROOT,))
