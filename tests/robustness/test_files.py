@@ -149,24 +149,24 @@ def test_every_rows_argument_reads_files_the_same_way(tmp_path):
 MILLION = 1_000_000
 
 STREAM_PROBE = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, sys, time
     import anyio
     from mcp import Client
     from server import ServerOptions, create_server
 
-    def rss_mb():
+    def status_mb(key):  # VmHWM, not ru_maxrss: after fork+exec that one starts at the parent's peak
         for line in open("/proc/self/status"):
-            if line.startswith("VmRSS"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
 
     async def main():
         async with Client(create_server(ServerOptions())) as c:
             await c.call_tool("band", {"rows": [{"task_id": "a", "reward": 1}]})  # warm: imports, schemas
-            before = rss_mb()
+            before = status_mb("VmRSS")
             t = time.perf_counter()
             r = await c.call_tool("route", {"rows_path": sys.argv[1], "model": "Qwen/Qwen3-8B"})
             seconds = time.perf_counter() - t
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            peak = status_mb("VmHWM")
         print(json.dumps({"error": r.is_error, "text": r.content[0].text[:300], "seconds": seconds,
                           "route": (r.structured_content or {}).get("route"), "peak_mb": peak, "before_mb": before}))
 
