@@ -249,27 +249,32 @@ def _read_jsonl(reader: _CountingReader, builder: _ColumnBuilder) -> None:
         else:
             numbers = [first_line + i for i, line in enumerate(stripped) if line]
             kept = [stripped[n - first_line] for n in numbers]
-        try:
-            rows = orjson.loads(b"[" + b",".join(kept) + b"]") if kept else []
-            if len(rows) != len(kept):
-                raise orjson.JSONDecodeError("more values than lines", "", 0)
-        except orjson.JSONDecodeError:
-            _raise_bad_line(kept, numbers, reader, builder.source)
+        rows = _parse_lines(kept, numbers, reader, builder.source)
         for start in range(0, len(rows), CHUNK_ROWS):
             builder.add(rows[start:start + CHUNK_ROWS], lines=numbers[start:start + CHUNK_ROWS])
         first_line += len(lines)
 
 
-def _raise_bad_line(kept: list[bytes], numbers: Sequence[int], reader: _CountingReader, source: str | None) -> None:
+def _parse_lines(kept: list[bytes], numbers: Sequence[int], reader: _CountingReader, source: str | None) -> list[Any]:
+    """One orjson call for the block when every line is one object ({...}); else line by line, which names
+    the bad line. (Joining lines with commas alone would accept an object split across two lines.)"""
+    if all(map(bytes.startswith, kept, repeat(b"{"))) and all(map(bytes.endswith, kept, repeat(b"}"))):
+        try:
+            rows = orjson.loads(b"[" + b",".join(kept) + b"]") if kept else []
+            if len(rows) == len(kept):
+                return rows
+        except orjson.JSONDecodeError:
+            pass
+    rows = []
     for line, n in zip(kept, numbers):
         try:
-            orjson.loads(line)
+            rows.append(orjson.loads(line))
         except orjson.JSONDecodeError as e:
             last = n == numbers[-1] and reader.done >= reader.total and not reader.ended_with_newline
             cut = " (the last line has no newline: was the file cut off mid-write?)" if last else ""
             raise InputError(f"line {n} of {source} is not valid JSON{cut}: {e}; fix or delete that line",
                              row=n) from None
-    raise InputError(f"{source}: a line holds more than one JSON value; write one object per line")
+    return rows
 
 
 def _read_json_array(reader: _CountingReader, builder: _ColumnBuilder, p: Path) -> None:

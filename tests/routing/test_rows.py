@@ -145,3 +145,18 @@ def test_example_files_read(tmp_path):
 def test_a_path_passed_as_rows_is_explained():
     with pytest.raises(InputError, match="read_rows"):
         routing.band("rows.jsonl")
+
+
+def test_an_object_split_across_lines_is_not_two_rows(tmp_path):
+    # joined with commas these two lines would parse as two objects; as JSONL the first line is cut
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"task_id": "a", "reward": 1, "x": [1\n2]}\n{"task_id": "b", "reward": 0}\n')
+    with pytest.raises(InputError, match=r"line 1 of .* is not valid JSON"):
+        read_rows(path)
+
+
+def test_a_line_that_is_not_an_object_is_named(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(jsonl(ROWS[:2]) + "[1, 2]\n")
+    with pytest.raises(InputError, match=r"line 3 of .* is a JSON list, not an object"):
+        read_rows(path)
