@@ -68,10 +68,12 @@ class UpdatePreview(BaseModel):
 # ------------------------------------------------------------------------------------------------
 
 
-def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES) -> tuple[list[dict[str, Any]], int]:
+def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES,
+                      max_bytes: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """(trajectories, how many more the file held): JSONL (one object a line) or a JSON array.
 
-    A line that is not a JSON object is refused with its line number.
+    A line that is not a JSON object, or not UTF-8, is refused with its line number; a file over
+    ``max_bytes`` is refused before it is read.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path must be a file path string; got {type(path).__name__}")
@@ -81,30 +83,27 @@ def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES) -> tu
         raise ValueError(f"{path!s} is a directory; give a JSONL file of trajectories")
     if not os.path.isfile(path):  # a pipe blocks the read forever; /dev/zero is one endless line
         raise ValueError(f"{path!s} is not a regular file (a pipe, socket or device); give a JSONL file of trajectories")
-    with open(path, encoding="utf-8") as fh:
-        head = fh.read(1)
-        while head and head.isspace():
-            head = fh.read(1)
+    size = os.path.getsize(path)
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(f"{path!s} is {size:,} bytes, over the cap of {max_bytes:,}; raise it with --max-bytes (or "
+                         f"PICK_A_METHOD_MAX_BYTES), or pass fewer trajectories")
+    with open(path, "rb") as fh:
+        head = fh.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
         fh.seek(0)
-        if head == "[":
-            try:
-                data = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path!s}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-            if not all(isinstance(x, Mapping) for x in data):
-                bad = next(i for i, x in enumerate(data) if not isinstance(x, Mapping))
-                raise ValueError(f"{path!s}: element {bad} of the array is not a JSON object")
-            return [dict(x) for x in data[:max_trajectories]], max(0, len(data) - max_trajectories)
+        if head[:1] == b"[":
+            return _trajectory_array(fh.read(), str(path), max_trajectories)
         out: list[dict[str, Any]] = []
         extra = 0
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
             if len(out) >= max_trajectories:
                 extra += 1
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path!s} line {lineno}: not UTF-8 ({exc.reason}); save the file as UTF-8") from None
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path!s} line {lineno}: not valid JSON ({exc.msg})") from None
             if not isinstance(obj, Mapping):
@@ -113,6 +112,21 @@ def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES) -> tu
     if not out:
         raise ValueError(f"{path!s} holds no trajectories")
     return out, extra
+
+
+def _trajectory_array(data: bytes, path: str, max_trajectories: int) -> tuple[list[dict[str, Any]], int]:
+    try:
+        items = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(items, list) or not all(isinstance(x, Mapping) for x in items):
+        bad = next((i for i, x in enumerate(items) if not isinstance(x, Mapping)), 0) if isinstance(items, list) else 0
+        raise ValueError(f"{path}: element {bad} of the array is not a JSON object")
+    if not items:
+        raise ValueError(f"{path} holds no trajectories")
+    return [dict(x) for x in items[:max_trajectories]], max(0, len(items) - max_trajectories)
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -135,6 +149,7 @@ def preview_update(
     trajectories: Sequence[Mapping[str, Any]] | None = None,
     path: str | None = None,
     max_trajectories: int = MAX_TRAJECTORIES,
+    max_bytes: int | None = None,
 ) -> UpdatePreview:
     """Run ``method`` (a name such as "FlashReinforce", or a method object) with ``knobs`` on a batch, without training.
 
@@ -155,7 +170,7 @@ def preview_update(
     if (trajectories is None) == (path is None):
         raise ValueError("give the batch either inline (trajectories) or as a JSONL file (path), not both and not neither")
     if path is not None:
-        trajs, extra = read_trajectories(path, max_trajectories)
+        trajs, extra = read_trajectories(path, max_trajectories, max_bytes)
     else:
         if isinstance(trajectories, (str, bytes, Mapping)) or not isinstance(trajectories, Sequence):
             raise ValueError("trajectories must be a list of objects, one per trajectory")

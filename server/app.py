@@ -245,7 +245,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         notes): whether the traces are too stale to learn from, before a GPU run."""
         from methods.preview import preview_update as preview  # imports torch on first use
 
-        return await run(preview, method, knobs, trajectories=trajectories, path=path)
+        return await run(preview, method, knobs, trajectories=trajectories, path=path, max_bytes=options.max_bytes)
 
     @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=_skill_description(),
                   mime_type="text/markdown")

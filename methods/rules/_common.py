@@ -49,11 +49,20 @@ def first_true(flags: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(x) for x in torch.nonzero(flags)[0].tolist())
 
 
+# Rewards past this size overflow a batch mean or variance (float32 squares overflow near 1.8e19), so the
+# baselines would turn to inf/NaN; no grader's reward is that large.
+REWARD_LIMIT = 1e15
+
+
 def check_rewards(b: Batch) -> None:
     r = b.rewards
     if not bool(torch.isfinite(r).all()):
         i = first_true(~torch.isfinite(r))[0]
         raise ValueError(f"trajectory {i}: reward is {float(r[i])!r}; rewards must be finite numbers")
+    if bool((r.abs() > REWARD_LIMIT).any()):
+        i = first_true(r.abs() > REWARD_LIMIT)[0]
+        raise ValueError(f"trajectory {i}: reward is {float(r[i])!r}; rewards beyond +-{REWARD_LIMIT:g} overflow "
+                         f"the baseline: rescale them")
 
 
 def check_token_field(b: Batch, name: str, x: torch.Tensor, *, nonpositive: bool) -> bool:

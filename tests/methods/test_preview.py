@@ -95,3 +95,18 @@ def test_errors_say_what_to_fix(tmp_path):
         preview_update("FlashReinforce", trajectories=[{"reward": 1, "logprobs": [-1.0]}, {"logprobs": [-1.0], "reward": None}])
     with pytest.raises(ValueError, match="SAO needs values"):
         preview_update("SAO", trajectories=[{"reward": 1, "logprobs": [-1.0]}])
+
+
+def test_a_reward_too_large_to_average_is_refused():
+    batch = [{"reward": 1e300, "logprobs": [-0.5, -1.2]}, {"reward": 0.0, "logprobs": [-0.7]}]
+    with pytest.raises(ValueError, match=r"trajectory 0: reward .* rescale"):
+        preview_update("FlashReinforce", trajectories=batch)
+
+
+def test_trajectory_files_are_capped_and_decoding_errors_named(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b'{"reward": 1.0, "logprobs": [-0.5]}\n{"reward": 0.0, "logprobs": [-0.7], "x": "\xff"}\n')
+    with pytest.raises(ValueError, match=r"line 2: not UTF-8"):
+        preview_update("FlashReinforce", path=str(path))
+    with pytest.raises(ValueError, match=r"over the cap of 10"):
+        preview_update("FlashReinforce", path=str(path), max_bytes=10)
