@@ -444,15 +444,28 @@ def _has_prefix(config: Mapping[str, Any], dotted: str) -> bool:
 # ================================================================================================
 
 
+TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
+
+
 def _as_int(name: str, value: Any, lo: int, fix: str) -> int:
     # int first: float() of an int past 1.8e308 raises OverflowError
     ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
     if not ok:
-        raise ValueError(f"{name} must be a whole number >= {lo}; got {value!r}. {fix}")
+        raise ValueError(f"{name} must be a whole number >= {lo}; got {_show(value)}. {fix}")
     value = int(value)
     if value < lo:
-        raise ValueError(f"{name} must be >= {lo}; got {value}. {fix}")
+        raise ValueError(f"{name} must be >= {lo}; got {_show(value)}. {fix}")
+    if value > TOML_INT_MAX:
+        raise ValueError(f"{name} must be at most 2**63 - 1 (TOML integers are 64-bit); got {_show(value)}. {fix}")
     return value
+
+
+def _show(value: Any) -> str:
+    """A value for an error message, cut short (an int of thousands of digits cannot even be printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_model(model: Any) -> str:

@@ -569,3 +569,12 @@ def test_import_pulls_in_neither_torch_nor_transformers():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # library code never prints
+
+
+@pytest.mark.parametrize("knob, value, words", [("steps", 2**63, "at most 2**63 - 1"),
+                                                 ("batch", 10**5000, "about 5000 digits"),
+                                                 ("steps", 0, ">= 1")])
+def test_integer_knobs_stay_inside_toml(knob, value, words):
+    with pytest.raises(ValueError, match=words) as err:
+        prime_rl_config(TS, "grpo", model=MODEL, **{knob: value})
+    assert str(err.value).startswith(knob)
