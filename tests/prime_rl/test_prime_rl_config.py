@@ -571,7 +571,7 @@ def test_import_pulls_in_neither_torch_nor_transformers():
     assert proc.stdout == ""  # library code never prints
 
 
-@pytest.mark.parametrize("knob, value, words", [("steps", 2**63, "at most 2**63 - 1"),
+@pytest.mark.parametrize("knob, value, words", [("steps", 2**63, r"at most 2\*\*63 - 1"),
                                                  ("batch", 10**5000, "about 5000 digits"),
                                                  ("steps", 0, ">= 1")], ids=["2**63", "10**5000", "0"])
 def test_integer_knobs_stay_inside_toml(knob, value, words):
