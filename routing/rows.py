@@ -97,7 +97,7 @@ def as_rows(rows: RowsLike | None, *, what: str = "rows") -> GradedRows:
     if isinstance(rows, (str, bytes, os.PathLike)):
         raise InputError(f"{what} is a path, not rows: call read_rows({str(rows)!r}) first", field=what)
     builder = _ColumnBuilder(source=None)
-    builder.add(list(rows), first_index=0)
+    builder.add(list(rows))
     return builder.finish()
 
 
@@ -294,7 +294,7 @@ def _read_json_array(reader: _CountingReader, builder: _ColumnBuilder, p: Path) 
         raise InputError(f"{p} holds a JSON {type(doc).__name__}, not an array of rows; wrap the rows in [...] "
                          f"or write one object per line as .jsonl")
     for start in range(0, len(doc), CHUNK_ROWS):
-        builder.add(doc[start:start + CHUNK_ROWS], first_index=start)
+        builder.add(doc[start:start + CHUNK_ROWS])
 
 
 def _read_csv(reader: _CountingReader, builder: _ColumnBuilder, p: Path) -> None:
@@ -333,11 +333,8 @@ def _read_parquet(p: Path, builder: _ColumnBuilder) -> None:
     except ImportError:
         raise InputError(f"{p}: reading Parquet needs pyarrow (pip install 'pick-a-method[parquet]'), or "
                          f"convert the file to JSONL") from None
-    start = 0
     for batch in pq.ParquetFile(p).iter_batches(batch_size=CHUNK_ROWS):
-        chunk = batch.to_pylist()
-        builder.add(chunk, first_index=start)
-        start += len(chunk)
+        builder.add(batch.to_pylist())
 
 
 def _show(v: Any) -> str:
@@ -391,7 +388,7 @@ class _ColumnBuilder:
             return f"line {lines[i]} of {self.source}"
         return f"row {self.n + i}" if self.source is None else f"row {self.n + i} of {self.source}"
 
-    def add(self, rows: list[Any], *, lines: Sequence[int] | None = None, first_index: int = 0) -> None:
+    def add(self, rows: list[Any], *, lines: Sequence[int] | None = None) -> None:
         if self.max_rows is not None and self.n + len(rows) > self.max_rows:
             raise InputError(f"more than {self.max_rows:,} rows; raise the cap with --max-rows (or "
                              f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")

@@ -43,6 +43,17 @@ def test_every_format_reads_the_same_rows(tmp_path, name, write):
     assert routing.route(got, "Qwen/Qwen3-8B").route == "grpo"
 
 
+def test_parquet_reads_the_same_rows(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.Table.from_pylist(ROWS), path)
+    got = read_rows(path)
+    assert same_columns(got, routing.as_rows(ROWS)) and got.lines is None
+    assert routing.route(got, "Qwen/Qwen3-8B").route == "grpo"
+
+
 def test_line_numbers_point_at_the_file(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(jsonl(ROWS[:3]) + "\n" + json.dumps({"task_id": "x", "reward": "bad"}) + "\n")
