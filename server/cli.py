@@ -169,9 +169,10 @@ def render(verdict: Any) -> str:
         lines.append(f"before the GPU: {check}")
     skip = {"verdict", "summary", "warnings", "next_step", "trace", "before_gpu", "methods", "route", "text",
             "config"}
-    rest = {k: v for k, v in data.items() if k not in skip}
-    if rest:
-        lines.append(json.dumps(rest, indent=1)[:4000])
+    for key, value in data.items():
+        if key not in skip and value not in (None, [], {}):
+            shown = value if isinstance(value, str) else json.dumps(_rounded(value))
+            lines.append(f"  {key}: {str(shown)[:400]}")
     if data.get("text"):
         lines.append(data["text"])
     return "\n".join(lines)
