@@ -12,11 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 from . import defaults as D
 from .holdout import holdout_size
-from .questions import (band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task, rows_arguments,
+from .questions import (band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task,
                         teacher_clears, truncated_passes)
 from .rows import GradedRows, RowsLike, as_rows
 from .verdicts import NextStep, Route, TraceStep
@@ -63,7 +61,6 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     rows = as_rows(rows)
     trace: list[TraceStep] = []
     warnings: list[str] = []
-    args, needs = rows_arguments(rows)
     g = groups(rows, pass_threshold)
     base_fields = dict(model=model, n_rows=len(rows), n_tasks=len(g.n))
 

@@ -101,7 +101,7 @@ class Band(Verdict):
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
         description="k -> mean over tasks of 1 - p^k - (1-p)^k: the split share to expect at that many rollouts.")
-    few_split: bool = Field(description=f"Fewer split tasks than a grouped method needs (see the summary).")
+    few_split: bool = Field(description="Fewer split tasks than a grouped method needs (see the summary).")
 
 
 class OnPolicy(Verdict):
