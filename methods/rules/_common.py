@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple, Sequence
 
 import torch
@@ -69,12 +70,20 @@ def check_token_field(b: Batch, name: str, x: torch.Tensor, *, nonpositive: bool
     """Check a [B, T] field on the action tokens; return True when it is finite everywhere.
 
     Log-probs must be finite and <= 0 on action tokens; values must be finite there. Masked positions
-    are not checked (they may hold padding garbage, NaN included). The common case costs one sum
-    and one max: a finite sum means every entry is finite.
+    are not checked (they may hold padding garbage, NaN included). The common case costs one pass:
+    an aminmax for log-probs (both finite means every entry is), a sum for values (a finite sum means
+    every entry is finite).
     """
-    clean = bool(torch.isfinite(x.sum()))
-    if clean and (not nonpositive or float(x.max()) <= 0.0):
-        return True
+    if nonpositive and x.numel():
+        # one pass instead of a sum and a max: min and max are finite iff every entry is (NaN propagates)
+        lo, hi = (float(v) for v in torch.aminmax(x))
+        clean = math.isfinite(lo) and math.isfinite(hi)
+        if clean and hi <= 0.0:
+            return True
+    else:
+        clean = bool(torch.isfinite(x.sum()))
+        if clean and (not nonpositive or float(x.max()) <= 0.0):
+            return True
     if clean:
         bad = b.mask & (x > 0)
     else:
