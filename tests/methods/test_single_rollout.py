@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from methods import BPCO, SAO, Batch, FlashReinforce
+from methods import BPCO, SAO, Batch, FlashReinforce, make_method
 from methods.rules.single_rollout import bernoulli_kl, gae_lambdas, lagae, lagae_reference
 
 F64 = torch.float64
@@ -382,3 +382,15 @@ def test_half_precision_is_promoted_and_value_loss(batch_factory):
     assert torch.allclose(values.grad, err / b64.mask.sum())
     with pytest.raises(ValueError, match="no critic"):
         FlashReinforce().update(b64).value_loss(values)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("method", ["SAO", "BPCO"])
+def test_small_gae_alpha_on_long_replies_stays_finite(method, dtype):
+    # lambda^k for a small alpha underflows within 100 tokens; the closed-form GAE divided by it once gave inf/NaN
+    torch.manual_seed(0)
+    batch = [{"reward": float(i % 2), "logprobs": (-torch.rand(100) - 0.01).tolist(),
+              "values": (torch.rand(100) * 0.5).tolist()} for i in range(4)]
+    update = make_method(method, gae_alpha=0.02).update(batch, dtype=dtype)
+    assert torch.isfinite(update.coefficients).all() and torch.isfinite(update.advantages).all()
+    assert update.coefficients.abs().sum() > 0
