@@ -14,9 +14,9 @@ from typing import Any
 
 from . import defaults as D
 from .holdout import holdout_size
-from .questions import (band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task,
+from .questions import (Groups, band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task,
                         teacher_clears, truncated_passes)
-from .rows import GradedRows, RowsLike, as_rows
+from .rows import RowsLike, as_rows
 from .verdicts import NextStep, Route, TraceStep
 
 _PARAMS = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
@@ -66,7 +66,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
 
     def done(name: str, methods: list[str], summary: str, step: NextStep, *, alternatives: list[NextStep] = (),
              before_gpu: bool = True) -> Route:
-        checks = _before_gpu(rows, g, model, effect, pass_threshold) if before_gpu else []
+        checks = _before_gpu(g, model, effect) if before_gpu else []
         return Route(verdict=name, route=name, methods=methods, summary=summary, next_step=step, trace=trace,
                      alternatives=list(alternatives), before_gpu=checks, warnings=list(dict.fromkeys(warnings)),
                      **base_fields)
@@ -229,7 +229,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     return done("grpo", methods, summary, step, alternatives=alternatives)
 
 
-def _before_gpu(rows: GradedRows, g: Any, model: str | None, effect: float, pass_threshold: float) -> list[str]:
+def _before_gpu(g: Groups, model: str | None, effect: float) -> list[str]:
     """Step 7: the held-out size, the random-selection control, and the random-reward arm on Qwen bases."""
     rates = g.rates
     base = float(rates.mean()) if len(rates) else D.HOLDOUT_BASE
