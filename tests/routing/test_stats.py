@@ -64,7 +64,7 @@ def test_bootstrap_interval_covers_the_truth_about_95_percent():
     assert 0.90 <= hits / trials <= 0.985, hits / trials
 
 
-def test_bootstrap_is_deterministic_and_cheap_in_rows(mixed_rows):
+def test_bootstrap_is_deterministic_and_reads_task_rates_only(mixed_rows):
     big = mixed_rows * 50  # same tasks, more rows: the same distinct values
     assert routing.pass_at(mixed_rows).ci95 == routing.pass_at(mixed_rows).ci95
     assert routing.pass_at(big).ci95 == routing.pass_at(mixed_rows).ci95
