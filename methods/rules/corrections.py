@@ -156,7 +156,10 @@ def async_update(
             f"dropped {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
             f"(indices {fmt_indices(stale)})."
         )
-    lost = [int(i) for i in torch.nonzero(base.admitted & ~admitted).flatten().tolist() if int(i) not in set(stale)]
+    lost_rows = base.admitted & ~admitted
+    if fresh is not None:  # the stale ones are reported above
+        lost_rows &= fresh
+    lost = torch.nonzero(lost_rows).flatten().tolist()
     if lost:
         notes.append(f"{len(lost)} trajectories lost every token to the correction (indices {fmt_indices(lost)}).")
     row_stats = dict(base.row_stats)

@@ -179,7 +179,8 @@ def flash_reinforce_update(
     }
 
     notes: list[str] = []
-    rejected = [int(i) for i in torch.nonzero(~admitted).flatten().tolist() if int(i) not in set(stale)]
+    gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
+    rejected = torch.nonzero(gated).flatten().tolist()
     if rejected:
         worst = float(drift[rejected].max())
         notes.append(
