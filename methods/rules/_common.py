@@ -74,15 +74,16 @@ def check_token_field(b: Batch, name: str, x: torch.Tensor, *, nonpositive: bool
     an aminmax for log-probs (both finite means every entry is), a sum for values (a finite sum means
     every entry is finite).
     """
-    if nonpositive and x.numel():
-        # one pass instead of a sum and a max: min and max are finite iff every entry is (NaN propagates)
+    if nonpositive:
+        # one pass instead of a sum and a max: min and max are finite iff every entry is (NaN propagates);
+        # x is never empty (Batch refuses B = 0 or T = 0)
         lo, hi = (float(v) for v in torch.aminmax(x))
         clean = math.isfinite(lo) and math.isfinite(hi)
         if clean and hi <= 0.0:
             return True
     else:
         clean = bool(torch.isfinite(x.sum()))
-        if clean and (not nonpositive or float(x.max()) <= 0.0):
+        if clean:
             return True
     if clean:
         bad = b.mask & (x > 0)
