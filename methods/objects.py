@@ -370,7 +370,7 @@ def _parse_anchor(value: Any) -> str:
     if isinstance(value, str):
         text = value.strip().lower()
         kind, sep, rate_text = text.partition(":")
-        if kind in ("initial", "live") and not sep:
+        if kind in D.OPSD_ANCHORS and kind != "ema" and not sep:  # initial, live: no rate
             return kind
         if kind == "ema":
             if not sep:
