@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-import methods  # noqa: E402
-from methods.batch import Batch  # noqa: E402
+from pick_a_method import methods  # noqa: E402
+from pick_a_method.methods.batch import Batch  # noqa: E402
 
 T_DEFAULT = 1024
 

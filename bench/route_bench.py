@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import routing  # noqa: E402
+from pick_a_method import routing  # noqa: E402
 
 K = 8
 
@@ -46,7 +46,7 @@ def best(fn, repeat: int) -> float:
 
 def spawn_to_tools_list() -> tuple[float, bool]:
     """Seconds from spawning `pick-a-method` to its tools/list reply, and whether torch got imported."""
-    exe = [sys.executable, "-m", "server.cli"]
+    exe = [sys.executable, "-m", "pick_a_method.server.cli"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(exe, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=Path(__file__).resolve().parent.parent)

@@ -1,18 +1,18 @@
 """pick-a-method's training methods: validated method objects and their update rules in torch.
 
-``import methods`` is cheap and never imports torch; the update rules import it on first call.
+``import pick_a_method.methods`` is cheap and never imports torch; the update rules import it on first call.
 
-    >>> import methods
+    >>> from pick_a_method import methods
     >>> m = methods.make_method("FlashReinforce", trust=0.01)
     >>> upd = m.update(trajectories)            # list of dicts or a methods.Batch
     >>> upd.loss(logprobs).backward()           # grad wrt logprobs == -upd.coefficients
 """
 
-from methods import defaults, objects
-from methods.batch import Batch
-from methods.objects import *  # noqa: F403 - the method objects and their registry, as objects.__all__ lists them
-from methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
-from methods.update import Update
+from pick_a_method.methods import defaults, objects
+from pick_a_method.methods.batch import Batch
+from pick_a_method.methods.objects import *  # noqa: F403 - the method objects and their registry, as objects.__all__ lists them
+from pick_a_method.methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
+from pick_a_method.methods.update import Update
 
 __all__ = [
     "defaults",

@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from methods import defaults as D
+from pick_a_method.methods import defaults as D
 
 __all__ = [
     "Method",
@@ -207,7 +207,7 @@ class GRPO(Method):
         return value
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.grouped import grouped_update
+        from pick_a_method.methods.rules.grouped import grouped_update
 
         return grouped_update(self, batch, **kwargs)
 
@@ -222,7 +222,7 @@ class MaxRL(Method):
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.grouped import grouped_update
+        from pick_a_method.methods.rules.grouped import grouped_update
 
         return grouped_update(self, batch, **kwargs)
 
@@ -259,7 +259,7 @@ class RAE(Method):
                 self._baselines[str(key)] = float(value)
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.grouped import grouped_update
+        from pick_a_method.methods.rules.grouped import grouped_update
 
         return grouped_update(self, batch, **kwargs)
 
@@ -354,12 +354,12 @@ class OPD(Method):
         return D.OPD_LEARNING_RATE_LORA if lora else D.OPD_LEARNING_RATE_FULL
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.distill import distill_update
+        from pick_a_method.methods.rules.distill import distill_update
 
         return distill_update(self, batch, **kwargs)
 
     def topk_loss(self, student_topk_logprobs: Any, teacher_topk_logprobs: Any, mask: Any = None) -> Any:
-        from methods.rules.distill import topk_divergence
+        from pick_a_method.methods.rules.distill import topk_divergence
 
         return topk_divergence(
             student_topk_logprobs, teacher_topk_logprobs, mask, divergence=self.divergence, top_k=self.top_k
@@ -438,12 +438,12 @@ class OPSD(Method):
         return self.learning_rate if self.learning_rate is not None else D.OPSD_LEARNING_RATE
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.distill import distill_update
+        from pick_a_method.methods.rules.distill import distill_update
 
         return distill_update(self, batch, **kwargs)
 
     def topk_loss(self, student_topk_logprobs: Any, teacher_topk_logprobs: Any, mask: Any = None) -> Any:
-        from methods.rules.distill import topk_divergence
+        from pick_a_method.methods.rules.distill import topk_divergence
 
         return topk_divergence(student_topk_logprobs, teacher_topk_logprobs, mask, divergence=self.divergence)
 
@@ -541,7 +541,7 @@ class Async(Method):
         return self.method.name
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.corrections import async_update
+        from pick_a_method.methods.rules.corrections import async_update
 
         return async_update(self, batch, **kwargs)
 
@@ -575,7 +575,7 @@ class FlashReinforce(Method):
         return D.FLASH_REINFORCE_LEARNING_RATE_LORA if lora else D.FLASH_REINFORCE_LEARNING_RATE
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.single_rollout import flash_reinforce_update
+        from pick_a_method.methods.rules.single_rollout import flash_reinforce_update
 
         return flash_reinforce_update(self, batch, **kwargs)
 
@@ -625,7 +625,7 @@ class SAO(Method):
         return self.learning_rate if self.learning_rate is not None else D.SAO_LEARNING_RATE
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.single_rollout import sao_update
+        from pick_a_method.methods.rules.single_rollout import sao_update
 
         return sao_update(self, batch, **kwargs)
 
@@ -678,7 +678,7 @@ class BPCO(Method):
         return self.learning_rate if self.learning_rate is not None else D.BPCO_LEARNING_RATE
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.single_rollout import bpco_update
+        from pick_a_method.methods.rules.single_rollout import bpco_update
 
         return bpco_update(self, batch, **kwargs)
 
@@ -745,7 +745,7 @@ class GroupwiseGrading(Method):
 
     def group(self, items: list[Mapping[str, Any]]) -> list[float]:
         """Shape one group of items (prompt, completion, reward[, task_id]); returns one number per item."""
-        from methods.rules.groupwise import shape_group
+        from pick_a_method.methods.rules.groupwise import shape_group
 
         return shape_group(self, items)
 
@@ -759,12 +759,12 @@ class GroupwiseGrading(Method):
         task_id: list[Any] | None = None,
     ) -> list[float]:
         """Shape consecutive groups of ``group_size`` (TRL's layout)."""
-        from methods.rules.groupwise import shape_flat
+        from pick_a_method.methods.rules.groupwise import shape_flat
 
         return shape_flat(self, rewards, prompts, completions, group_size=group_size or self.group_size, task_id=task_id)
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.groupwise import groupwise_update
+        from pick_a_method.methods.rules.groupwise import groupwise_update
 
         return groupwise_update(self, batch, **kwargs)
 
@@ -798,12 +798,12 @@ class ReinforceAda(Method):
         return self.round_size * self.max_rounds
 
     def __call__(self, draw: Callable[[list[Any], int], Any], prompts: list[Any]) -> Any:
-        from methods.rules.reinforce_ada import run_sampling
+        from pick_a_method.methods.rules.reinforce_ada import run_sampling
 
         return run_sampling(self, draw, prompts)
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from methods.rules.reinforce_ada import ada_update
+        from pick_a_method.methods.rules.reinforce_ada import ada_update
 
         return ada_update(self, batch, **kwargs)
 

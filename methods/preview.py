@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from methods import defaults as D
-from routing.verdicts import NextStep
+from pick_a_method.methods import defaults as D
+from pick_a_method.routing.verdicts import NextStep
 
 __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
 
@@ -159,9 +159,9 @@ def preview_update(
     """
     import torch
 
-    from methods.batch import Batch
-    from methods.objects import Method, make_method
-    from methods.rules.single_rollout import bernoulli_kl
+    from pick_a_method.methods.batch import Batch
+    from pick_a_method.methods.objects import Method, make_method
+    from pick_a_method.methods.rules.single_rollout import bernoulli_kl
 
     warnings: list[str] = []
     knobs = dict(knobs or {})

@@ -20,10 +20,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-import routing
-from methods.preview import UpdatePreview
-from methods.prime_rl import PrimeRLConfig
-from routing import defaults as D
+from pick_a_method import routing
+from pick_a_method.methods.preview import UpdatePreview
+from pick_a_method.methods.prime_rl import PrimeRLConfig
+from pick_a_method.routing import defaults as D
 
 from .options import ServerOptions
 
@@ -64,7 +64,7 @@ def _version() -> str:
 
 
 def skill_text() -> str:
-    return importlib.resources.files("skill").joinpath("SKILL.md").read_text(encoding="utf-8")
+    return importlib.resources.files("pick_a_method.skill").joinpath("SKILL.md").read_text(encoding="utf-8")
 
 
 def _skill_description() -> str:
@@ -199,7 +199,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
     async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):
             return None
-        from methods.tokenizer_check import check_tokenizers  # imports transformers on first use
+        from pick_a_method.methods.tokenizer_check import check_tokenizers  # imports transformers on first use
         return await run(check_tokenizers, teacher, student)
 
     async def _tokenizers(known: bool | None, teacher: str | None, student: str | None) -> tuple[bool | None, list[str]]:
@@ -227,7 +227,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         """Write the TOML that prime-rl's `rl` command accepts (v0.8 schema) for grpo, max_rl, rae, opd, opsd or
         async around one of them. Returns the text, what prime-rl honors and ignores, warnings and the launch
         command. Single-rollout methods (FlashReinforce, SAO, BPCO) are refused with what to do instead."""
-        from methods.prime_rl import prime_rl_config as write
+        from pick_a_method.methods.prime_rl import prime_rl_config as write
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
         return await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
@@ -243,7 +243,7 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
     ) -> UpdatePreview:
         """Run a method's update rule on a logged batch and report what it would admit and why (drift, ratios,
         notes): whether the traces are too stale to learn from, before a GPU run."""
-        from methods.preview import preview_update as preview  # imports torch on first use
+        from pick_a_method.methods.preview import preview_update as preview  # imports torch on first use
 
         return await run(preview, method, knobs, trajectories=trajectories, path=path, max_bytes=options.max_bytes)
 

@@ -104,7 +104,7 @@ def _knob(text: str) -> tuple[str, Any]:
 
 
 def _run_command(args: argparse.Namespace) -> Any:
-    import routing
+    from pick_a_method import routing
 
     read = lambda path: routing.read_rows(path)  # noqa: E731
     if args.command == "route":
@@ -125,11 +125,11 @@ def _run_command(args: argparse.Namespace) -> Any:
                                     before=read(args.before) if args.before else None,
                                     after=read(args.after) if args.after else None)
     if args.command == "preview-update":
-        from methods.preview import preview_update
+        from pick_a_method.methods.preview import preview_update
 
         return preview_update(args.method, dict(map(_knob, args.knob)), path=args.path)
     if args.command == "prime-rl-config":
-        from methods.prime_rl import prime_rl_config
+        from pick_a_method.methods.prime_rl import prime_rl_config
 
         return prime_rl_config(args.taskset, args.method, model=args.model, knobs=dict(map(_knob, args.knob)),
                                out=args.out, overwrite=args.overwrite, gpus=args.gpus, steps=args.steps,

@@ -19,8 +19,8 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict
 
-from methods import defaults as D
-from methods.prime_rl.constants import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.prime_rl.constants import (
     AGENT_HARNESS_ID,
     AGENT_RUNTIME_TYPE,
     GROUP_RELATIVE_ALGOS,
@@ -31,10 +31,10 @@ from methods.prime_rl.constants import (
     PRIME_RL_VERSION,
     TASKSET_ID,
 )
-from methods.prime_rl.plan import Plan, method_plan
-from methods.prime_rl.schema import VERSION_NOTES, get_path, validate_prime_rl
-from methods.prime_rl.write import write_config
-from routing.verdicts import NextStep
+from pick_a_method.methods.prime_rl.plan import Plan, method_plan
+from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path, validate_prime_rl
+from pick_a_method.methods.prime_rl.write import write_config
+from pick_a_method.routing.verdicts import NextStep
 
 # ================================================================================================
 # The result
@@ -210,7 +210,7 @@ def _tokenizer_verdict(tokenizers_match: Any) -> tuple[str | None, str, Any]:
         return None, "", None
     if isinstance(tokenizers_match, bool):
         return ("same" if tokenizers_match else "different"), "", None
-    from methods.tokenizer_check import TokenizerCheck
+    from pick_a_method.methods.tokenizer_check import TokenizerCheck
 
     if isinstance(tokenizers_match, Mapping):
         tokenizers_match = TokenizerCheck.model_validate(dict(tokenizers_match))
@@ -530,7 +530,7 @@ def _split_gpus(gpus: Any) -> tuple[int, int]:
 
 
 def _resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
-    from methods.objects import Method, make_method  # lazy: methods/__init__ may import this module
+    from pick_a_method.methods.objects import Method, make_method  # lazy: methods/__init__ may import this module
 
     if knobs is not None and not isinstance(knobs, Mapping):
         raise ValueError(f"knobs must be a mapping of the method's knobs, e.g. {{'group_size': 4}}; got {knobs!r}")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from methods import defaults as D
-from methods.prime_rl.constants import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.prime_rl.constants import (
     NON_THINKING_MODEL,
     OPD_TEACHER_BASE_URL,
     OPD_TEACHER_PORT,
@@ -21,8 +21,8 @@ from methods.prime_rl.constants import (
     QWEN3_HYBRID,
     THINKING_MODEL,
 )
-from routing import defaults as ROUTING
-from routing.route import model_params_b
+from pick_a_method.routing import defaults as ROUTING
+from pick_a_method.routing.route import model_params_b
 
 # ================================================================================================
 # Refusals for methods prime-rl cannot run (prime-rl.md sections 3 and 4)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from methods.prime_rl.constants import PRIME_RL_GPUS_PER_NODE, PRIME_RL_TAG
+from pick_a_method.methods.prime_rl.constants import PRIME_RL_GPUS_PER_NODE, PRIME_RL_TAG
 
 # ================================================================================================
 # The schema of prime-rl's `rl` TOML at 559b44772, as far as reference/prime-rl.md documents it.

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple, Sequence
 
 import torch
 
-from methods.batch import Batch, as_batch
-from methods.update import Update
+from pick_a_method.methods.batch import Batch, as_batch
+from pick_a_method.methods.update import Update
 
 FLOATS = (torch.float32, torch.float64)
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from methods import defaults as D
-from methods.rules._common import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.rules._common import (
     field_clean,
     fmt_indices,
     on_policy_notes,
@@ -29,7 +29,7 @@ from methods.rules._common import (
     sig,
     staleness_gate,
 )
-from methods.update import Update
+from pick_a_method.methods.update import Update
 
 
 def correction_weights(

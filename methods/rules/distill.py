@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
-from methods import defaults as D
-from methods.rules._common import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.rules._common import (
     OFF_POLICY_TOLERANCE,
     TOKEN_MEAN,
     checked_batch,
@@ -39,7 +39,7 @@ from methods.rules._common import (
     global_action_tokens,
     sig,
 )
-from methods.update import Update
+from pick_a_method.methods.update import Update
 
 _LOG2 = math.log(2.0)
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from methods import defaults as D
-from methods.batch import Batch
-from methods.rules._common import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.batch import Batch
+from pick_a_method.methods.rules._common import (
     OFF_POLICY_TOLERANCE,
     advantage_update,
     checked_batch,
@@ -26,7 +26,7 @@ from methods.rules._common import (
     global_action_tokens,
     sig,
 )
-from methods.update import Update
+from pick_a_method.methods.update import Update
 
 
 def group_index(b: Batch, group_size: int, method: str) -> torch.Tensor:

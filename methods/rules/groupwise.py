@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from methods import defaults as D
+from pick_a_method.methods import defaults as D
 
 
 def factors_from_ranking(ranking: Sequence[Any], min_factor: float = D.GROUPWISE_MIN_FACTOR) -> dict[int, float]:
@@ -275,8 +275,8 @@ def groupwise_update(
     """Shape each group's rewards (grader calls), then coefficients A / N with A the shaped, group-centred advantage."""
     import torch
 
-    from methods.rules._common import advantage_update, checked_batch, global_action_tokens
-    from methods.rules.grouped import group_members
+    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from pick_a_method.methods.rules.grouped import group_members
 
     b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
     B = b.size

@@ -166,8 +166,8 @@ def ada_update(
     """
     import torch
 
-    from methods.rules._common import advantage_update, checked_batch, global_action_tokens
-    from methods.rules.grouped import group_members
+    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from pick_a_method.methods.rules.grouped import group_members
 
     b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
     B = b.size

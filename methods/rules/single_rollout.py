@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from methods import defaults as D
-from methods.rules._common import (
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.rules._common import (
     TOKEN_MEAN,
     checked_batch,
     expand_rows,
@@ -42,7 +42,7 @@ from methods.rules._common import (
     staleness_gate,
     use_distributed,
 )
-from methods.update import Update
+from pick_a_method.methods.update import Update
 
 CHUNK_ROWS = 256  # rows per chunk: keeps each temporary near 1 MiB at T = 1024 (cache resident)
 

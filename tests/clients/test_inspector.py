@@ -12,7 +12,7 @@ import subprocess
 
 
 from rowkit import MODEL
-from server.app import SKILL_URI, skill_text
+from pick_a_method.server.app import SKILL_URI, skill_text
 
 from .conftest import REPO, server_command
 

@@ -7,7 +7,7 @@ import torch.distributed as dist
 
 
 def run(rank: int, world: int, init_file: str, out_dir: str, trajectories: list) -> None:
-    import methods
+    from pick_a_method import methods
 
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.batch import Batch, as_batch
+from pick_a_method.methods.batch import Batch, as_batch
 
 
 def test_padding_mask_and_lengths():

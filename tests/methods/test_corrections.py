@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from methods import GRPO, OPD, Async, Batch
-from methods.rules.corrections import correction_weights
+from pick_a_method.methods import GRPO, OPD, Async, Batch
+from pick_a_method.methods.rules.corrections import correction_weights
 
 F64 = torch.float64
 

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from methods import OPD, OPSD, Batch
-from methods.rules.distill import topk_divergence
+from pick_a_method.methods import OPD, OPSD, Batch
+from pick_a_method.methods.rules.distill import topk_divergence
 
 F64 = torch.float64
 BATCH = [
@@ -38,7 +38,7 @@ def test_jsd_coefficient_is_the_score_function_gradient():
     m = torch.logsumexp(torch.stack([s, t]), 0) - math.log(2)
     jsd = 0.5 * (s.exp() * (s - m)).sum() + 0.5 * (t.exp() * (t - m)).sum()
     (g_true,) = torch.autograd.grad(jsd, logits, retain_graph=True)
-    from methods.rules.distill import sampled_token_coefficients
+    from pick_a_method.methods.rules.distill import sampled_token_coefficients
 
     c = sampled_token_coefficients((t - s).detach(), "jsd")
     surrogate = -(s.exp().detach() * c * s).sum()  # expectation over the student's own samples

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-import methods
+from pick_a_method import methods
 
 
 def _pad(x, T):

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from methods import GRPO, RAE, Async, Batch, MaxRL
-from methods.rules.grouped import grpo_advantages, max_rl_advantages, rae_advantages
+from pick_a_method.methods import GRPO, RAE, Async, Batch, MaxRL
+from pick_a_method.methods.rules.grouped import grpo_advantages, max_rl_advantages, rae_advantages
 
 F64 = torch.float64
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from methods import GroupwiseGrading
-from methods.rules.groupwise import factors_from_ranking, redistribute, spread
+from pick_a_method.methods import GroupwiseGrading
+from pick_a_method.methods.rules.groupwise import factors_from_ranking, redistribute, spread
 
 
 def test_factors_from_ranking():

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-import methods
-from methods import defaults as D
-from methods.objects import (
+from pick_a_method import methods
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.objects import (
     BPCO,
     GRPO,
     OPD,

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from methods import RAE, UpdatePreview, preview_update
+from pick_a_method.methods import RAE, UpdatePreview, preview_update
 
 
 def logged(n=60, stale=0, seed=0, reward=None, shift=1.5):

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from methods import ReinforceAda
-from methods.rules.reinforce_ada import balanced_pick
+from pick_a_method.methods import ReinforceAda
+from pick_a_method.methods.rules.reinforce_ada import balanced_pick
 
 
 def scripted(outcomes):

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from methods import BPCO, SAO, Batch, FlashReinforce, make_method
-from methods.rules.single_rollout import bernoulli_kl, gae_lambdas, lagae, lagae_reference
+from pick_a_method.methods import BPCO, SAO, Batch, FlashReinforce, make_method
+from pick_a_method.methods.rules.single_rollout import bernoulli_kl, gae_lambdas, lagae, lagae_reference
 
 F64 = torch.float64
 
@@ -354,7 +354,7 @@ def test_bad_tokens_are_refused_by_index_and_field(method):
 @pytest.mark.parametrize("name", ["FlashReinforce", "SAO", "BPCO"])
 def test_matches_the_anchor_sdk(name, batch_factory):
     wai = pytest.importorskip("whileai")
-    import methods
+    from pick_a_method import methods
 
     for seed in range(3):
         trajs = batch_factory(seed=100 + seed, n=10, drift=0.3)

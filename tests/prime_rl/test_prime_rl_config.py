@@ -13,10 +13,10 @@ from conftest import REPO
 from primerl_schema_table import check as table_check
 from primerl_schema_table import leaf_paths
 
-import methods
-from methods import defaults as D
-from routing import model_params_b
-from methods.prime_rl import (
+from pick_a_method import methods
+from pick_a_method.methods import defaults as D
+from pick_a_method.routing import model_params_b
+from pick_a_method.methods.prime_rl import (
     PRIME_RL_COMMIT,
     PRIME_RL_TAG,
     PrimeRLConfig,
@@ -231,7 +231,7 @@ def test_opd_tokenizer_agreement():
     with pytest.raises(ValueError, match="share a tokenizer") as err:
         make("opd", knobs=TEACHER, tokenizers_match=False)
     assert "Fix:" in str(err.value)
-    from methods.tokenizer_check import TokenizerCheck
+    from pick_a_method.methods.tokenizer_check import TokenizerCheck
 
     base = dict(next_step={"why": "test"}, warnings=[], teacher="Qwen/Qwen3-32B", student=MODEL)
     diff = TokenizerCheck(verdict="different", summary="Different tokenizers (sizes 3 vs 4).", **base)

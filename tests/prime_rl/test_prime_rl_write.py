@@ -9,8 +9,8 @@ import tomllib
 
 import pytest
 
-import methods.prime_rl.write as pr
-from methods.prime_rl import prime_rl_config
+import pick_a_method.methods.prime_rl.write as pr
+from pick_a_method.methods.prime_rl import prime_rl_config
 
 ARGS = {"taskset": "refunds-v1", "method": "grpo", "model": "Qwen/Qwen3-8B"}
 

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from methods.prime_rl import prime_rl_config
-from methods.tokenizer_check import TokenizerCheck, check_tokenizers
+from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.methods.tokenizer_check import TokenizerCheck, check_tokenizers
 
 pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")

@@ -23,8 +23,8 @@ import pytest
 from mcp import Client
 
 from rowkit import MODEL, rows_from_passes
-from server import ServerOptions, create_server
-from server.cli import _options, _parser
+from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.cli import _options, _parser
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 4)  # 20 tasks x 4: band "mixed"
 GOOD = "".join(json.dumps(r) + "\n" for r in MIXED).encode()
@@ -152,7 +152,7 @@ STREAM_PROBE = textwrap.dedent("""
     import json, sys, time
     import anyio
     from mcp import Client
-    from server import ServerOptions, create_server
+    from pick_a_method.server import ServerOptions, create_server
 
     def status_mb(key):  # VmHWM, not ru_maxrss: after fork+exec that one starts at the parent's peak
         for line in open("/proc/self/status"):
@@ -268,7 +268,7 @@ def test_write_roots_default_to_the_folder_the_server_started_in(tmp_path, monke
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch, fail_at, overwrite):
     """A full disk (OSError) or a Ctrl-C (KeyboardInterrupt) mid-write: the old file or none, never half a one."""
-    import methods.prime_rl.write as writer
+    import pick_a_method.methods.prime_rl.write as writer
 
     root = tmp_path / "root"
     root.mkdir()
@@ -319,8 +319,8 @@ def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch, fail
 
 
 def test_a_ctrl_c_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    import methods.prime_rl.write as writer
-    from methods.prime_rl import prime_rl_config
+    import pick_a_method.methods.prime_rl.write as writer
+    from pick_a_method.methods.prime_rl import prime_rl_config
 
     root = tmp_path / "root"
     root.mkdir()

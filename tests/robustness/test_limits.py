@@ -16,10 +16,10 @@ import anyio
 import pytest
 from mcp import Client
 
-import routing
+from pick_a_method import routing
 from rowkit import MODEL, rows_from_passes
-from server import ServerOptions, create_server
-from server.cli import _options, _parser
+from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.cli import _options, _parser
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 4)  # 80 rows
 

@@ -30,7 +30,7 @@ EXIT_S = 10.0  # a process that takes longer to go after EOF or a signal has hun
 
 def command() -> list[str]:
     exe = shutil.which("pick-a-method")
-    return [exe] if exe else [sys.executable, "-m", "server.cli"]
+    return [exe] if exe else [sys.executable, "-m", "pick_a_method.server.cli"]
 
 
 class Wire:

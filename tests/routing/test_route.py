@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-import routing
-from routing import InputError, route
+from pick_a_method import routing
+from pick_a_method.routing import InputError, route
 
 from rowkit import MODEL, TEACHER, rows_from_passes
 

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-import routing
-from routing import InputError, read_rows
+from pick_a_method import routing
+from pick_a_method.routing import InputError, read_rows
 
 from rowkit import EXAMPLES, rows_from_passes
 

@@ -6,8 +6,8 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-import routing
-from routing.stats import bootstrap_ci, pass_at_k_per_group
+from pick_a_method import routing
+from pick_a_method.routing.stats import bootstrap_ci, pass_at_k_per_group
 
 from rowkit import rows_from_passes
 

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
-from server import ServerOptions, create_server
+from pick_a_method.server import ServerOptions, create_server
 
 TOOLS = {"truncated_passes", "band", "teacher_clears", "route", "prime_rl_config", "pass_at", "holdout_size",
          "preview_update"}

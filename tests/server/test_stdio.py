@@ -14,7 +14,7 @@ from rowkit import EXAMPLES, MODEL
 
 def command() -> list[str]:
     exe = shutil.which("pick-a-method")
-    return [exe] if exe else [sys.executable, "-m", "server.cli"]
+    return [exe] if exe else [sys.executable, "-m", "pick_a_method.server.cli"]
 
 
 class Wire:
