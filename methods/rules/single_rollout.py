@@ -391,8 +391,9 @@ def _lagae_rows(
         w.clamp_(min=rows.last_rank)
     else:  # action rank k (0 before the first action token, at most L-1)
         w = torch.cumsum(mf, 1).sub_(1).clamp_(min=0).mul_(rows.log2_lam)
-    # lambda^k as exp2(k log2 lambda): torch's exp2 is ~3x faster than exp on CPU; the same formula on both
-    # paths keeps prefix and observation-token batches bit-identical. w >= lambda^(L-1) > 0 everywhere.
+    # lambda^k as exp2(k log2 lambda): torch's exp2 is ~3x faster than exp on CPU. Prefix and observation-token
+    # batches agree to rounding, not bit for bit: the suffix sums below run over rows of different lengths
+    # (observation tokens add zeros in other places), so their last bits can differ. w >= lambda^(L-1) > 0.
     w.exp2_()
     W = torch.mul(w, v).mul_(mf)  # lambda^k V_k on action tokens, 0 elsewhere
     # out = lambda^(L-1) R + tail * (sum of W strictly after t)  (mul + add_ beat one addcmul 3x here)

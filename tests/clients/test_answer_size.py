@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 
 from rowkit import MODEL, TEACHER
-from pick_a_method.server import create_server
+from pick_a_method.server.app import create_server
 
 CAP_TOKENS = 25_000  # Claude Code's default MAX_MCP_OUTPUT_TOKENS
 CHARS_PER_TOKEN = 4

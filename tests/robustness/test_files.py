@@ -23,7 +23,8 @@ import pytest
 from mcp import Client
 
 from rowkit import MODEL, rows_from_passes
-from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.app import create_server
+from pick_a_method.server.options import ServerOptions
 from pick_a_method.server.cli import _options, _parser
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 4)  # 20 tasks x 4: band "mixed"
@@ -152,7 +153,8 @@ STREAM_PROBE = textwrap.dedent("""
     import json, sys, time
     import anyio
     from mcp import Client
-    from pick_a_method.server import ServerOptions, create_server
+    from pick_a_method.server.app import create_server
+    from pick_a_method.server.options import ServerOptions
 
     def status_mb(key):  # VmHWM, not ru_maxrss: after fork+exec that one starts at the parent's peak
         for line in open("/proc/self/status"):

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from rowkit import MODEL, TEACHER, rows_from_passes
-from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.app import create_server
+from pick_a_method.server.options import ServerOptions
 
 EXAMPLES_PER_TOOL = int(os.environ.get("ROBUSTNESS_EXAMPLES", "120"))
 CALL_LIMIT_S = 60.0  # a call that has not answered by then is a hang

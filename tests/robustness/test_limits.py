@@ -18,7 +18,8 @@ from mcp import Client
 
 from pick_a_method import routing
 from rowkit import MODEL, rows_from_passes
-from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.app import create_server
+from pick_a_method.server.options import ServerOptions
 from pick_a_method.server.cli import _options, _parser
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 4)  # 80 rows

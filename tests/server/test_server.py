@@ -9,7 +9,8 @@ import pytest
 from mcp import Client
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
-from pick_a_method.server import ServerOptions, create_server
+from pick_a_method.server.app import create_server
+from pick_a_method.server.options import ServerOptions
 
 TOOLS = {"truncated_passes", "band", "teacher_clears", "route", "prime_rl_config", "pass_at", "holdout_size",
          "preview_update"}
