@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 from pathlib import Path
@@ -15,25 +14,22 @@ for _p in (REPO, HERE):  # the package from the checkout (installed or not); thi
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-# The shared reference folder: prime-rl.md and the five known-good example configs copied unchanged
-# from prime-rl 559b44772. Outside the repository; tests that need it skip when it is absent.
-SHARED = Path(os.environ.get("PICK_A_METHOD_SHARED", REPO.parent / "shared"))
-EXAMPLES_DIR = SHARED / "primerl" / "examples"
-PRIME_RL_MD = SHARED / "reference" / "prime-rl.md"
+# Everything these tests read lives in this repository (issue 9): prime-rl configs written from its
+# schema facts (fixtures/known_good), and the key names its reference documents (fixtures/documented_keys.toml).
+FIXTURES = HERE / "fixtures"
+KNOWN_GOOD = FIXTURES / "known_good"
 
 
 @pytest.fixture(scope="session")
 def examples() -> dict[str, dict]:
-    """The known-good prime-rl example configs, parsed: {file name: config}."""
-    if not EXAMPLES_DIR.is_dir():
-        pytest.skip(f"known-good prime-rl examples not found at {EXAMPLES_DIR} (set PICK_A_METHOD_SHARED)")
-    found = {p.name: tomllib.loads(p.read_text()) for p in sorted(EXAMPLES_DIR.glob("*.toml"))}
-    assert len(found) == 5, f"expected the five known-good examples, found {sorted(found)}"
+    """Known-good prime-rl `rl` configs at 559b44772, parsed: {file name: config}."""
+    found = {p.name: tomllib.loads(p.read_text()) for p in sorted(KNOWN_GOOD.glob("*.toml"))}
+    assert len(found) >= 5, f"expected the known-good configs in {KNOWN_GOOD}, found {sorted(found)}"
     return found
 
 
 @pytest.fixture(scope="session")
-def prime_rl_md() -> str:
-    if not PRIME_RL_MD.is_file():
-        pytest.skip(f"reference/prime-rl.md not found at {PRIME_RL_MD} (set PICK_A_METHOD_SHARED)")
-    return PRIME_RL_MD.read_text()
+def documented_keys() -> set[str]:
+    """Every key name the reference documents for a writer to emit."""
+    table = tomllib.loads((FIXTURES / "documented_keys.toml").read_text())["sources"]
+    return {name for names in table.values() for name in names}
