@@ -25,7 +25,7 @@ Importing this package never imports torch or transformers.
 
 from pick_a_method.methods.prime_rl.build import PrimeRLConfig, prime_rl_config
 from pick_a_method.methods.prime_rl.constants import PRIME_RL_COMMIT, PRIME_RL_TAG
-from pick_a_method.methods.prime_rl.schema import validate_prime_rl
+from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 
 __all__ = [
     "PRIME_RL_COMMIT",

@@ -9,6 +9,7 @@ version notes and the launch command.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shlex
@@ -29,10 +30,30 @@ from pick_a_method.methods.prime_rl.constants import (
     PRIME_RL_GPUS_PER_NODE,
     PRIME_RL_TAG,
     PRIME_RL_VERSION,
-    TASKSET_ID,
+    TASKSET_SPLITS,
 )
+from pick_a_method.methods.prime_rl import knobs as K
+from pick_a_method.methods.prime_rl.args import (
+    as_int,
+    check_model,
+    check_taskset,
+    is_local_path,
+    resolve_method,
+    split_gpus,
+    split_nodes,
+)
+from pick_a_method.methods.prime_rl.overrides import apply_overrides
 from pick_a_method.methods.prime_rl.plan import Plan, method_plan
-from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path, validate_prime_rl
+from pick_a_method.methods.prime_rl.renderers import (
+    ADDED_AFTER_0_1_9,
+    MODEL_RENDERER_MAP,
+    RENDERER_NAMES,
+    RENDERERS_PIN,
+    RENDERERS_VERSION,
+    choose_renderer,
+)
+from pick_a_method.methods.prime_rl.rules import validate_prime_rl
+from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
 from pick_a_method.methods.prime_rl.write import write_config
 from pick_a_method.routing.verdicts import NextStep
 
@@ -60,6 +81,7 @@ class PrimeRLConfig(BaseModel):
     honored: dict[str, str]
     ignored: dict[str, str]
     command: str
+    needs: list[str]
     prime_rl_version: str
     prime_rl_commit: str
     version_notes: list[str]
@@ -69,6 +91,7 @@ class PrimeRLConfig(BaseModel):
         lines += [f"honored: {k} -> {v}" for k, v in self.honored.items()]
         lines += [f"ignored: {k}: {v}" for k, v in self.ignored.items()]
         lines += [f"warning: {w}" for w in self.warnings]
+        lines += [f"needs: {n}" for n in self.needs]
         return "\n".join(lines)
 
 
@@ -83,7 +106,7 @@ def prime_rl_config(
     *,
     model: str | None = None,
     out: str | os.PathLike[str] | None = None,
-    gpus: int | Mapping[str, int] = D.PRIME_RL_GPUS,
+    gpus: int | Mapping[str, int] | None = None,
     steps: int = D.PRIME_RL_STEPS,
     batch: int = D.PRIME_RL_BATCH,
     lora: bool = True,
@@ -92,6 +115,19 @@ def prime_rl_config(
     knobs: Mapping[str, Any] | None = None,
     allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
     tokenizers_match: Any = None,
+    renderer: str | None = None,
+    wandb: Mapping[str, Any] | None = None,
+    checkpoint: Mapping[str, Any] | Literal[False] | None = None,
+    run_name: str | None = None,
+    output_dir: str | None = None,
+    nodes: int | Mapping[str, int] | None = None,
+    slurm: Mapping[str, Any] | None = None,
+    max_model_len: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    eval_taskset: str | None = None,
+    eval_split: str | Mapping[str, Any] | None = None,
+    scheduler: str | Mapping[str, Any] | None = None,
+    warmup_steps: int | None = None,
 ) -> PrimeRLConfig:
     """Write the TOML that prime-rl's ``rl`` command reads (schema of prime-rl 559b44772, v0.8.1.dev67).
 
@@ -101,32 +137,59 @@ def prime_rl_config(
     - ``method``: a method object, or a name (``grpo``, ``max_rl``, ``rae``, ``opd``, ``opsd``,
       ``async``, ``"async grpo"``) built with ``knobs``; ``{"name": ..., **knobs}`` also works.
     - ``model``: the Hugging Face id or folder of the model to train (required).
+    - ``renderer``: prime-rl's chat renderer (``[orchestrator.renderer] name``). Left out, it is
+      chosen for the model: ``auto`` for a model in renderers' MODEL_RENDERER_MAP, the family's
+      renderer for a recognised family, else ``default``, with a warning naming the choice.
     - ``out``: where to write the ``.toml`` (atomically; never over an existing file unless
       ``overwrite=True``). ``allowed_roots``: folders ``out`` must resolve into.
-    - ``gpus``: total GPUs (split half to vLLM, the rest to the trainer) or
-      ``{"inference": n, "trainer": m}``; at least 2.
+    - ``gpus``: total GPUs on one node (split half to vLLM, the rest to the trainer; default 2) or
+      ``{"inference": n, "trainer": m}``. With ``nodes``: GPUs per node (default prime-rl's 8).
+    - ``nodes``: machines for a multi-node run through prime-rl's SLURM launcher: an int (half run
+      vLLM) or ``{"inference": n, "trainer": m}``; ``slurm``: ``[slurm]`` keys (partition, account, ...).
     - ``steps``: ``max_steps``. ``batch``: rollouts per step (``orchestrator.batch_size``), a
       multiple of the group size. ``lora``: train a LoRA adapter (``[trainer.model.lora]``).
+    - ``wandb``: ``{project, name, entity, offline}`` -> ``[monitors.wandb]``.
+    - ``checkpoint``: ``{interval, keep_last, resume}`` -> ``[ckpt]`` / ``[resume]`` (resume: true
+      for the latest, a step, or a ``.../step_<N>`` folder); ``False`` for none; default a bare ``[ckpt]``.
+    - ``run_name`` / ``output_dir``: the run folder ``output_dir/run_name`` (needed to resume).
+    - ``max_model_len`` / ``gpu_memory_utilization``: ``[inference.vllm]``.
+    - ``eval_taskset`` / ``eval_split``: what ``[[orchestrator.eval.source]]`` reads (a split name
+      for a taskset whose split key is known, else ``{"<its key>": "<split>"}``).
+    - ``scheduler`` (``constant`` / ``linear`` / ``cosine`` or a table) and ``warmup_steps``:
+      ``[trainer.scheduler]``; warmup alone is a linear warmup, then a constant rate.
     - ``overrides``: dotted prime-rl paths to set after the config is built, e.g.
-      ``{"orchestrator.renderer.name": "default"}``, ``{"orchestrator.train.source.0.env.taskset.split":
+      ``{"trainer.optim.weight_decay": 0.0}``, ``{"orchestrator.train.source.0.env.taskset.dataset_split":
       "train"}``; a ``None`` value deletes the key. Checked against the schema like everything else.
     - ``tokenizers_match`` (OPD): ``True``/``False``, or ``check_tokenizers(teacher, model)``'s result.
       Different tokenizers are refused; unchecked ones give a warning.
 
     Raises ``ValueError`` with the reason and the fix for anything prime-rl cannot run.
     """
-    model = _check_model(model)
-    n_infer, n_train = _split_gpus(gpus)
-    steps = _as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
-    batch = _as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
+    model = check_model(model)
+    node_split = split_nodes(nodes)
+    if node_split is not None:
+        if isinstance(gpus, Mapping):
+            raise ValueError(
+                "with nodes, gpus is the number of GPUs per node (a trainer node gives all of its GPUs to the trainer, "
+                f"an inference node all of its GPUs to vLLM); got {dict(gpus)!r}. Fix: gpus=<GPUs per node>, e.g. gpus=8."
+            )
+        per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
+        n_infer, n_train = node_split[0] * (per_node or 8), node_split[1] * (per_node or 8)
+    else:
+        if slurm is not None:
+            raise ValueError("slurm applies to a multi-node run; pass nodes=<machines> (or nodes={'inference': n, "
+                             "'trainer': m}) with it, or leave slurm out for one node.")
+        n_infer, n_train = split_gpus(D.PRIME_RL_GPUS if gpus is None else gpus)
+    steps = as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
+    batch = as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
     if not isinstance(lora, bool):
         raise ValueError(f"lora must be true or false; got {lora!r}")
     if not isinstance(overwrite, bool):
         raise ValueError(f"overwrite must be true or false; got {overwrite!r}")
-    taskset = _check_taskset(taskset)
+    taskset = check_taskset(taskset)
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
-    obj = _resolve_method(method, knobs)
+    obj = resolve_method(method, knobs)
     plan, label = method_plan(obj, model=model, lora=lora)
     inner = obj.inner if obj.name == "async" else obj
     warnings = plan.warnings
@@ -134,29 +197,46 @@ def prime_rl_config(
     _check_batch(batch, plan.group_size)
 
     gpu_split = (n_infer, n_train)
-    config = _assemble(plan, taskset, model, steps=steps, batch=batch, lora=lora, gpus=gpu_split, warnings=warnings)
+    config = _assemble(plan, taskset, model, steps=steps, batch=batch, lora=lora, gpus=gpu_split,
+                       multi_node=node_split is not None, warnings=warnings)
     honored = dict(plan.honored)
+    ignored = dict(plan.ignored)
+    run = K.Applied()
+    _apply_renderer(config, renderer, model, inner.name, run)
+    K.apply_wandb(config, wandb, run)
+    name = K.apply_run(config, run_name, output_dir, run)
+    K.apply_checkpoint(config, checkpoint, name, run)
+    if node_split is not None:
+        K.apply_nodes(config, node_split, per_node, slurm, name, label, run)
+    K.apply_inference(config, max_model_len, gpu_memory_utilization, run)
+    K.apply_eval(config, taskset, eval_taskset, eval_split, lambda ts: _source(ts), run)
+    K.apply_scheduler(config, scheduler, warmup_steps, steps, run)
+    honored.update(run.honored)
+    warnings.extend(run.warnings)
     if overrides:
-        for key in _apply_overrides(config, overrides):
+        for key in apply_overrides(config, overrides):
             honored[key] = f"{key} (override, as given)"
+        _reconcile_overrides(config, honored, ignored)
     problems = validate_prime_rl(config)
     if problems:
         raise ValueError(
             f"the config would not load in prime-rl {PRIME_RL_TAG}: " + "; ".join(problems)
-            + (". Fix the overrides named above." if overrides else ".")
+            + (". Fix the overrides or arguments named above." if overrides else ".")
         )
     _check_final(config, label, taskset, model, warnings)
-    notes = _version_notes(config, taskset, inner.name)
+    notes = run.notes + _version_notes(config, taskset, inner.name)
 
     text = _render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
     path_str: str | None = None
     if out is not None:
         path_str = str(write_config(out, text, overwrite=overwrite, allowed_roots=allowed_roots).resolve())
     command = f"uv run rl @ {shlex.quote(path_str) if path_str else 'config.toml'}"
+    needs = _needs(config, taskset, inner.name) + run.needs
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
-        summary=_summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str),
+        summary=_summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
+                         nodes=node_split),
         next_step=_next_step(config, label, taskset, inner.name, command, path=path_str),
         warnings=warnings,
         path=path_str,
@@ -167,12 +247,68 @@ def prime_rl_config(
         taskset=taskset,
         gpus={"inference": n_infer, "trainer": n_train},
         honored=honored,
-        ignored=dict(plan.ignored),
+        ignored=ignored,
         command=command,
+        needs=needs,
         prime_rl_version=PRIME_RL_VERSION,
         prime_rl_commit=PRIME_RL_COMMIT,
         version_notes=notes,
     )
+
+
+def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: str, run: K.Applied) -> None:
+    """[orchestrator.renderer]: the caller's, or one chosen for the model (renderers.py). opsd scores its hint
+    block with its own renderer, which must match a non-auto policy renderer (configs/algorithm.py)."""
+    if renderer is not None:
+        if not isinstance(renderer, str) or renderer.strip() not in RENDERER_NAMES:
+            raise ValueError(
+                f"renderer {renderer!r} is not one of prime-rl's renderers (renderers {RENDERERS_VERSION}): "
+                f"{', '.join(RENDERER_NAMES)}. Fix: pick one of those; 'default' works for any model with a chat template."
+            )
+        name = renderer.strip()
+        if name == "auto" and model not in MODEL_RENDERER_MAP:
+            raise ValueError(
+                f"renderer 'auto' resolves only models in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP, and "
+                f"{model!r} is not one (prime-rl rejects it at config time). Fix: renderer="
+                f"{choose_renderer(model).name!r}, or leave renderer out to let this tool choose."
+            )
+        run.honored["renderer"] = "orchestrator.renderer.name"
+    else:
+        choice = choose_renderer(model)
+        name = choice.name
+        if choice.warning:
+            run.warnings.append(choice.warning)
+        run.honored["renderer"] = f"orchestrator.renderer.name ({choice.how}: {name})"
+    if name != "auto":
+        config["orchestrator"]["renderer"] = {"name": name}
+        if method == "opsd":
+            config["orchestrator"]["algo"]["renderer"] = {"name": name}
+    if name in ADDED_AFTER_0_1_9 or model in ADDED_AFTER_0_1_9:
+        run.notes.append(
+            f"The renderer for {model} ({name}) is in renderers {RENDERERS_VERSION} but not 0.1.9; prime-rl 559b44772 "
+            f"pins renderers at {RENDERERS_PIN}, between the two: check it with `uv run rl @ <file> --dry-run`."
+        )
+
+
+def _reconcile_overrides(config: dict[str, Any], honored: dict[str, str], ignored: dict[str, str]) -> None:
+    """An override that replaces a table the method's knobs wrote takes those knobs out of `honored`."""
+    loss = get_path(config, "trainer.loss.type")
+    for knob in ("correction", "ipo_threshold"):
+        if honored.get(knob, "").startswith("trainer.loss") and loss != "ipo":
+            honored.pop(knob)
+            ignored[knob] = f"replaced by the override of trainer.loss (type {loss or 'default'!r})."
+
+
+def _needs(config: dict[str, Any], taskset: str, method: str) -> list[str]:
+    """What must exist where `rl` runs before the config can start (prime-rl.md sections 2 and 5)."""
+    ids = {get_path(s, "env.taskset.id") for part in ("train", "eval")
+           for s in get_path(config, f"orchestrator.{part}.source", []) or []}
+    needs = [f"the taskset package {i!r} installed where `rl` runs (prime-rl imports it to resolve env.taskset.id)"
+             for i in sorted(x for x in ids if x)]
+    if method == "opd":
+        needs.append(f"the OPD teacher served at {get_path(config, 'orchestrator.algo.teacher.base_url')} "
+                     "(`rl` does not start it)")
+    return needs
 
 
 def _check_tokenizers(tokenizers_match: Any, inner: Any, model: str, label: str, warnings: list[str]) -> None:
@@ -243,6 +379,7 @@ def _assemble(
     batch: int,
     lora: bool,
     gpus: tuple[int, int],
+    multi_node: bool,
     warnings: list[str],
 ) -> dict[str, Any]:
     """The config as a dict, from the plan and the launcher defaults (before the caller's overrides)."""
@@ -252,14 +389,11 @@ def _assemble(
         -(-(plan.max_tokens + D.PRIME_RL_PROMPT_TOKENS) // D.PRIME_RL_SEQ_LEN_MULTIPLE) * D.PRIME_RL_SEQ_LEN_MULTIPLE,
     )
 
-    env_seats = {
-        seat: {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}}
-        for seat in MULTI_AGENT_SEATS.get(taskset, ("agent",))
-    }
-
-    def source() -> dict[str, Any]:  # a fresh table each time: an override of one must not change the other
-        return {"name": taskset if taskset != "agg" else "agg-taskset", "env": {"taskset": {"id": taskset}, **env_seats}}
-
+    train_source = _source(taskset)
+    split = TASKSET_SPLITS.get(taskset)
+    if split is not None and split[2] != "train" and "train" in (split[1] or ("train",)):
+        # a bundled taskset whose default split is not its training split (gsm8k reads "test" unless told)
+        train_source["env"]["taskset"][split[0]] = "train"
     orchestrator: dict[str, Any] = {
         "batch_size": batch,
         "group_size": plan.group_size,
@@ -269,14 +403,14 @@ def _assemble(
         "algo": plan.algo,
         "train": {
             "sampling": {"temperature": plan.temperature, "max_completion_tokens": plan.max_tokens},
-            "source": [source()],
+            "source": [train_source],
         },
         "eval": {
             "interval": max(1, steps // D.PRIME_RL_EVAL_ROUNDS),
             "num_examples": D.PRIME_RL_EVAL_EXAMPLES,
             "group_size": D.PRIME_RL_EVAL_GROUP,
             "sampling": {"temperature": plan.temperature, "max_completion_tokens": plan.max_tokens},
-            "source": [source()],
+            "source": [_source(taskset)],
         },
     }
     trainer: dict[str, Any] = {"optim": {"lr": plan.lr}}
@@ -286,12 +420,14 @@ def _assemble(
         trainer["loss"] = plan.loss
     n_infer, n_train = gpus
     deployment: dict[str, Any] = {"num_infer_gpus": n_infer, "num_train_gpus": n_train}
-    if n_infer + n_train > PRIME_RL_GPUS_PER_NODE:
+    if n_infer + n_train > PRIME_RL_GPUS_PER_NODE and not multi_node:
         deployment["gpus_per_node"] = n_infer + n_train
+        nodes_in, nodes_tr = max(1, -(-n_infer // PRIME_RL_GPUS_PER_NODE)), max(1, -(-n_train // PRIME_RL_GPUS_PER_NODE))
         warnings.append(
             f"{n_infer + n_train} GPUs on one node: the config sets gpus_per_node = {n_infer + n_train} "
-            f"(prime-rl's default is {PRIME_RL_GPUS_PER_NODE}). Across several nodes use [deployment] "
-            "type = \"multi_node\" with [slurm] instead (edit the file or use overrides)."
+            f"(prime-rl's default is {PRIME_RL_GPUS_PER_NODE}). If they are on several machines of "
+            f"{PRIME_RL_GPUS_PER_NODE} GPUs, ask for a multi-node run through prime-rl's SLURM launcher instead: "
+            f"nodes={{'inference': {nodes_in}, 'trainer': {nodes_tr}}}, gpus={PRIME_RL_GPUS_PER_NODE} (GPUs per node)."
         )
     return {
         "max_steps": steps,
@@ -303,6 +439,14 @@ def _assemble(
         "ckpt": {},
         "inference": {},
     }
+
+
+def _source(taskset: str) -> dict[str, Any]:
+    """A fresh source table, seats included: an override of one source must not change another."""
+    seats = MULTI_AGENT_SEATS.get(taskset, ("agent",))
+    env = {"taskset": {"id": taskset},
+           **{seat: {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}} for seat in seats}}
+    return {"name": taskset if taskset != "agg" else "agg-taskset", "env": copy.deepcopy(env)}
 
 
 def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, warnings: list[str]) -> None:
@@ -336,11 +480,10 @@ def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, w
                 f"rae on a single-agent taskset is REINFORCE with an EMA baseline (decay {decay:g}); with "
                 f"group_size {smallest} grpo's group mean is usually the better baseline."
             )
-    if _is_local_path(model) and "renderer" not in config["orchestrator"]:
+    if is_local_path(model):
         warnings.append(
-            f"{model} looks like a local folder: prime-rl picks the chat renderer by model name and rejects a "
-            "model it does not know at config time. Set overrides={'orchestrator.renderer.name': 'default'} "
-            "(or the family, e.g. 'qwen3')."
+            f"{model} looks like a local folder: it must exist at that path on every machine where `rl` runs "
+            "(trainer, vLLM and orchestrator all load it)."
         )
 
 
@@ -354,21 +497,21 @@ def _version_notes(config: dict[str, Any], taskset: str, method: str) -> list[st
         )
     if "renderer" not in config["orchestrator"]:
         notes.append(
-            "[orchestrator.renderer] is left at name='auto', which prime-rl resolves from the model name at config "
-            "time (#2540); a fine-tune or a model missing from renderers' MODEL_RENDERER_MAP needs "
-            "overrides={'orchestrator.renderer.name': 'default'} or a family name such as 'qwen3'."
+            f"[orchestrator.renderer] is left at name='auto', which prime-rl resolves from the model name at config "
+            f"time (#2540): {get_path(config, 'model.name')} is in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP."
         )
     notes.append(
         f"Checked against this package's copy of prime-rl's schema at {PRIME_RL_VERSION}; a TOML for this commit is "
         "rejected by v0.7.x and earlier, and later commits may rename keys. Validate on the GPU machine with "
         "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
     )
-    notes.append(
-        "The eval block reads the training taskset; for a held-out check point "
-        "[[orchestrator.eval.source]] at a held-out split (a taskset-specific key such as "
-        "overrides={'orchestrator.eval.source.0.env.taskset.split': 'test'}), or drop it with "
-        "overrides={'orchestrator.eval': None}."
-    )
+    eval_sources = get_path(config, "orchestrator.eval.source", []) or []
+    if any(s.get("env") == get_path(config, "orchestrator.train.source.0.env") for s in eval_sources):
+        notes.append(
+            "The eval block reads the training taskset and split; for a held-out check pass eval_split (e.g. "
+            "eval_split='test' for reverse-text, whose split key is dataset_split) and/or eval_taskset, or drop the "
+            "eval with overrides={'orchestrator.eval': None}."
+        )
     if method == "opsd":
         notes.append(
             f"prime-rl looks up demo_key {config['orchestrator']['algo'].get('demo_key')!r} in each row's `info`, "
@@ -391,7 +534,7 @@ def _render(config: dict[str, Any], label: str, taskset: str, model: str, *, hea
 
 def _summary(
     config: dict[str, Any], label: str, taskset: str, model: str, *, steps: int, lora: bool, gpus: tuple[int, int],
-    path: str | None,
+    path: str | None, nodes: tuple[int, int] | None,
 ) -> str:
     """One sentence on what was built; batch and group are read from the final config, so overrides show."""
     group = get_path(config, "orchestrator.group_size", 1)
@@ -400,10 +543,10 @@ def _summary(
     shape = f"{steps} steps x {batch} rollouts ({prompts} prompts x {group})" if prompts else f"{steps} steps"
     where = f"Wrote {path}" if path else "Built (not written)"
     n_infer, n_train = gpus
-    return (
-        f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, "
-        f"{'LoRA' if lora else 'full weights'}, {n_infer} inference + {n_train} trainer GPU(s)."
-    )
+    hardware = f"{n_infer} inference + {n_train} trainer GPU(s)"
+    if nodes is not None:
+        hardware += f" on {nodes[0]} + {nodes[1]} node(s) under SLURM"
+    return f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, {'LoRA' if lora else 'full weights'}, {hardware}."
 
 
 def _next_step(
@@ -431,202 +574,7 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-def _is_local_path(model: str) -> bool:
-    return model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
-
-
 def _has_prefix(config: Mapping[str, Any], dotted: str) -> bool:
     return get_path(config, dotted) is not None
 
 
-# ================================================================================================
-# Argument checks
-# ================================================================================================
-
-
-TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
-
-
-def _as_int(name: str, value: Any, lo: int, fix: str) -> int:
-    # int first: float() of an int past 1.8e308 raises OverflowError
-    ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
-    if not ok:
-        raise ValueError(f"{name} must be a whole number >= {lo}; got {_show(value)}. {fix}")
-    value = int(value)
-    if value < lo:
-        raise ValueError(f"{name} must be >= {lo}; got {_show(value)}. {fix}")
-    if value > TOML_INT_MAX:
-        raise ValueError(f"{name} must be at most 2**63 - 1 (TOML integers are 64-bit); got {_show(value)}. {fix}")
-    return value
-
-
-def _show(value: Any) -> str:
-    """A value for an error message, cut short (an int of thousands of digits cannot even be printed)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _check_model(model: Any) -> str:
-    if not isinstance(model, str) or not model.strip():
-        raise ValueError(
-            "model is required: the Hugging Face id or local folder of the model to train, e.g. "
-            "model='Qwen/Qwen3-8B' (prime-rl's [model] name)."
-        )
-    model = model.strip()
-    if _is_placeholder(model):
-        raise ValueError(
-            f"model {model!r} is a placeholder: replace it with the Hugging Face id or local folder of the model "
-            "to train, e.g. 'Qwen/Qwen3-8B'."
-        )
-    if any(ord(c) < 32 or c == "\x7f" for c in model):
-        raise ValueError(f"model must be one line of text (a Hugging Face id or a folder); got {model!r}")
-    return model
-
-
-def _check_taskset(taskset: Any) -> str:
-    if not isinstance(taskset, str) or not taskset.strip():
-        raise ValueError(
-            "taskset must be a verifiers taskset id such as 'reverse-text' or 'owner/name@version' "
-            f"(prime-rl's env.taskset.id); got {taskset!r}"
-        )
-    text = taskset.strip()
-    if _is_placeholder(text):
-        raise ValueError(
-            f"taskset {text!r} is a placeholder: replace it with the id of the installed verifiers taskset to train "
-            "on (prime-rl's env.taskset.id), e.g. 'reverse-text'."
-        )
-    if not TASKSET_ID.match(text):
-        looks_like_path = "/" in text and (text.startswith((".", "/", "~")) or text.count("/") > 1)
-        hint = (
-            " prime-rl addresses tasksets by the id of an installed taskset package, not by a folder: install "
-            "the package (uv pip install -e <folder>) and pass its id."
-            if looks_like_path
-            else " Use letters, digits, '.', '_' and '-' (optionally 'owner/name' and '@version')."
-        )
-        raise ValueError(f"taskset {text!r} is not a taskset id.{hint}")
-    return text
-
-
-def _is_placeholder(text: str) -> bool:
-    return text.startswith("<") and text.endswith(">")
-
-
-def _split_gpus(gpus: Any) -> tuple[int, int]:
-    fix = (
-        "prime-rl's `rl` runs vLLM inference and the trainer on separate GPUs, so it needs at least 2 "
-        "(one each); pass gpus=2 or more, or {'inference': n, 'trainer': m}."
-    )
-    if isinstance(gpus, Mapping):
-        unknown = set(gpus) - {"inference", "trainer"}
-        if unknown or len(gpus) != 2:
-            raise ValueError(f"gpus as a mapping takes exactly 'inference' and 'trainer'; got {dict(gpus)!r}")
-        n_inf = _as_int("gpus['inference']", gpus["inference"], 1, fix)
-        n_tr = _as_int("gpus['trainer']", gpus["trainer"], 1, fix)
-        return n_inf, n_tr
-    total = _as_int("gpus", gpus, D.PRIME_RL_GPUS, fix)
-    return total // 2, total - total // 2
-
-
-def _resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
-    from pick_a_method.methods.objects import Method, make_method  # lazy: methods/__init__ may import this module
-
-    if knobs is not None and not isinstance(knobs, Mapping):
-        raise ValueError(f"knobs must be a mapping of the method's knobs, e.g. {{'group_size': 4}}; got {knobs!r}")
-    if isinstance(method, Method):
-        if knobs:
-            raise ValueError(
-                "knobs apply only when method is given by name; build the object with its knobs instead "
-                f"(got {type(method).__name__} and knobs {dict(knobs)!r})"
-            )
-        return method
-    if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
-        spec = dict(method)
-        name = spec.pop("name", None)
-        return make_method(name, **spec, **dict(knobs or {}))
-    if not isinstance(method, str) or not method.strip():
-        raise ValueError(
-            "method must be a method name (grpo, max_rl, rae, opd, opsd, async) or a method object; "
-            f"got {method!r}"
-        )
-    return make_method(method.strip(), **dict(knobs or {}))
-
-
-# ================================================================================================
-# Overrides: dotted keys (prime-rl's own CLI paths, with list indices: orchestrator.train.source.0.x)
-# ================================================================================================
-
-
-def _apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any]) -> list[str]:
-    applied = []
-    for key, value in overrides.items():
-        if not isinstance(key, str) or not key.strip() or any(not p for p in key.split(".")):
-            raise ValueError(
-                f"override keys are dotted prime-rl paths such as 'orchestrator.renderer.name' or "
-                f"'orchestrator.train.source.0.env.taskset.split'; got {key!r}"
-            )
-        if key in ("orchestrator.algo", "orchestrator.algo.type") or key.startswith("orchestrator.algo.type"):
-            raise ValueError(
-                f"override {key!r} would change the algorithm under the method's name; ask for the method you "
-                "want instead (method='grpo' / 'max_rl' / 'rae' / 'opd' / 'opsd')."
-            )
-        _set_path(config, key.split("."), _plain(value, key), key)
-        applied.append(key)
-    return applied
-
-
-def _plain(value: Any, key: str) -> Any:
-    """A JSON-like copy of an override value (TOML has no null: None deletes the key)."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v, key) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, key) for v in value]
-    raise ValueError(f"override {key!r}: values must be strings, numbers, booleans, lists or tables; got {value!r}")
-
-
-def _set_path(node: Any, parts: list[str], value: Any, key: str) -> None:
-    head, rest = parts[0], parts[1:]
-    if isinstance(node, list):
-        if not head.isdigit() or int(head) >= len(node):
-            raise ValueError(
-                f"override {key!r}: {head!r} must be an index below {len(node)} into this list of tables"
-            )
-        index = int(head)
-        if not rest:
-            if value is None:
-                del node[index]
-            elif isinstance(value, dict) and isinstance(node[index], dict):
-                _merge(node[index], value)
-            else:
-                node[index] = value
-            return
-        _set_path(node[index], rest, value, key)
-        return
-    if not isinstance(node, dict):
-        raise ValueError(f"override {key!r}: {head!r} is inside a value that is not a table")
-    if not rest:
-        if value is None:
-            node.pop(head, None)
-        elif isinstance(value, dict) and isinstance(node.get(head), dict):
-            _merge(node[head], value)
-        else:
-            node[head] = value
-        return
-    if head not in node:
-        if value is None:
-            return
-        node[head] = [] if rest[0].isdigit() else {}
-    _set_path(node[head], rest, value, key)
-
-
-def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
-    for k, v in new.items():
-        if v is None:
-            into.pop(k, None)
-        elif isinstance(v, dict) and isinstance(into.get(k), dict):
-            _merge(into[k], v)
-        else:
-            into[k] = v

@@ -19,6 +19,29 @@ PRIME_RL_VERSION = f"{PRIME_RL_COMMIT[:9]} ({PRIME_RL_TAG}, 2026-08-21)"
 # num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl.md section 2, "GPUs: [deployment]").
 PRIME_RL_GPUS_PER_NODE = 8
 
+# vLLM's largest LoRA rank (prime-rl configs/inference.py, VALID_VLLM_LORA_RANKS: 1 ... 512): with
+# [inference], trainer.model.lora.rank above it is rejected.
+VLLM_MAX_LORA_RANK = 512
+
+# Env vars the launcher sets and no `env_vars` table may (configs/shared.py, PROTECTED_ENV_VARS).
+PROTECTED_ENV_VARS = frozenset({
+    "CUDA_VISIBLE_DEVICES", "PRL_RUN_ID", "PRL_RUN_NAME", "WANDB_RUN_ID", "WANDB_SHARED_MODE",
+    "WANDB_SHARED_LABEL", "WANDB_SHARED_PRIMARY", "WANDB_SHARED_FINISHER",
+})
+
+# The split key of the tasksets bundled with verifiers a60a606 (the commit prime-rl 559b44772 pins),
+# read from each environments/<name>/<name>/taskset.py: key, the splits it accepts (None: any string,
+# it is a Hugging Face dataset split), and its default. Other tasksets name their own key, if any.
+TASKSET_SPLITS: dict[str, tuple[str, tuple[str, ...] | None, str]] = {
+    "reverse-text": ("dataset_split", None, "train"),
+    "gsm8k": ("split", ("train", "test"), "test"),
+    "alphabet-sort": ("split", ("train",), "train"),
+}
+
+# [slurm] keys (configs/shared.py, SlurmConfig) a caller may set through slurm={...}.
+SLURM_KEYS = ("job_name", "project_dir", "template_path", "partition", "nodelist", "exclude", "account", "time",
+              "pre_run_command", "cleanup_grace_period", "shared_fs")
+
 # Where an OPD teacher is expected when its base_url is not given: prime-rl's own OPD debug config
 # serves the teacher on port 8001, next to the student's vLLM on 8000
 # (configs/debug/algo/opd.toml, copied in shared/primerl/examples/opd_reverse-text.toml).

@@ -1,9 +1,10 @@
-"""prime-rl's `rl` TOML schema at the targeted commit, and ``validate_prime_rl``, which checks a config against it.
+"""prime-rl's `rl` TOML schema at the targeted commit: keys, types and ranges, and ``check_keys``.
 
 prime-rl does not ship its config classes to PyPI, so a writer has to carry the schema itself. This
-is this package's copy of it, as far as ``reference/prime-rl.md`` documents it, with the cross-field
-rules prime-rl applies at config time and the version notes (where a key's validity depends on the
-prime-rl version). Nothing here knows about methods.
+is this package's copy of it, from ``reference/prime-rl.md`` and the config classes in prime-rl's
+``packages/prime-rl-configs`` at 559b44772 (field names, types and bounds are facts copied from
+them); the cross-field rules are in ``rules.py``, the version notes at the end of this file. Nothing
+here knows about methods.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pick_a_method.methods.prime_rl.constants import PRIME_RL_GPUS_PER_NODE, PRIME_RL_TAG
+from pick_a_method.methods.prime_rl.constants import PRIME_RL_TAG
+from pick_a_method.methods.prime_rl.renderers import RENDERER_NAMES
 
 # ================================================================================================
 # The schema of prime-rl's `rl` TOML at 559b44772, as far as reference/prime-rl.md documents it.
@@ -175,7 +177,7 @@ _ALGO = _Union(
                 "sampling": _SAMPLING_SOURCE,
                 "demo_key": _str(nonempty=True),
                 "template": _str(nonempty=True),
-                "renderer": _Table({"name": _str(nonempty=True)}, open=True),
+                "renderer": _Table({"name": _str(choices=RENDERER_NAMES)}, open=True),
             }
         ),
         "sft": _Table({"sampling": _SAMPLING_SOURCE}, required=("sampling",)),
@@ -202,10 +204,38 @@ _EVAL_SAMPLING = _Table(
         "top_k": _int(),
         "min_p": _float(ge=0.0, le=1.0),
         "max_completion_tokens": _int(ge=1, nullable=True),
-        "reasoning_effort": _str(nullable=True),
+        "reasoning_effort": _str(nullable=True, choices=("minimal", "low", "medium", "high", "None")),
         "extra_body": _DICT,
     }
 )
+# An eval source (EvalSourceConfig): the env blocks of a train source without algo / curriculum, plus
+# its own num_examples, group_size and interval (configs/orchestrator.py).
+_EVAL_SOURCE = _Table(
+    {
+        "name": _str(nonempty=True),
+        "ratio": _float(gt=0),
+        "serve": _UNLISTED,
+        "env": _ENV,
+        "sampling": _EVAL_SAMPLING,
+        "num_examples": _int(ge=-1),
+        "group_size": _int(ge=1),
+        "interval": _int(ge=1),
+    },
+    required=("env",),
+)
+_WANDB = _Table(
+    {
+        "project": _str(nonempty=True),
+        "entity": _str(nonempty=True, nullable=True),
+        "name": _str(nonempty=True, nullable=True),
+        "group": _str(nullable=True),
+        "tags": _LIST,
+        "offline": _BOOL,
+    }
+)
+_RESUME = _Table({"step": _int(ge=1), "dir": _str(nonempty=True)})
+_TOKENIZER = _Table({"name": _str(), "trust_remote_code": _BOOL, "chat_template": _str(nullable=True)})
+_CKPT_KEEP = {"interval": _int(ge=1), "keep_last": _int(ge=1), "keep_interval": _int(ge=1)}
 _ORCHESTRATOR = _Table(
     {
         "algo": _ALGO,
@@ -214,7 +244,7 @@ _ORCHESTRATOR = _Table(
                 "name": _str(nonempty=True),
                 "trust_remote_code": _BOOL,
                 "vlm": _BOOL,
-                "lora": _Table({"name": _str(), "rank": _int(ge=1), "alpha": _float(gt=0)}),
+                "lora": _Table({"name": _str(), "rank": _int(ge=1), "alpha": _float(ge=0)}),
                 "client": _CLIENT,
             }
         ),
@@ -229,7 +259,7 @@ _ORCHESTRATOR = _Table(
         ),
         "eval": _Table(
             {
-                "source": _ListOf(_SOURCE),
+                "source": _ListOf(_EVAL_SOURCE),
                 "sampling": _EVAL_SAMPLING,
                 "num_examples": _int(ge=-1),
                 "group_size": _int(ge=1),
@@ -238,18 +268,19 @@ _ORCHESTRATOR = _Table(
                 "retrigger_on_resume": _BOOL,
             }
         ),
-        "renderer": _Table({"name": _str(nonempty=True)}, open=True),
-        "tokenizer": _UNLISTED,
+        "renderer": _Table({"name": _str(choices=RENDERER_NAMES)}, open=True),
+        "tokenizer": _TOKENIZER,
         "concurrency": _Table(
             {"initial_inflight": _int(ge=1), "min_inflight": _int(ge=1), "max_inflight": _int(ge=1)}
         ),
         "tasks_per_minute": _float(gt=0, nullable=True),
         "env_server_base_port": _int(ge=1, le=65535),
-        "ckpt": _UNLISTED,
-        "resume": _UNLISTED,
-        "monitors": _UNLISTED,
+        "ckpt": _Table({**_CKPT_KEEP, "wait_for_weights_timeout": _int(ge=1), "skip_progress": _BOOL}),
+        "resume": _RESUME,
+        "monitors": _Table({"wandb": _WANDB, "file": _Table({"path": _str()}), "prime": _Table({"name": _str()})}),
         "log": _UNLISTED,
         "env_vars": _DICT,
+        "output_dir": _str(nonempty=True),
         "heartbeat": _UNLISTED,
         "weight_broadcast": _UNLISTED,
         "rollout_transport": _UNLISTED,
@@ -281,8 +312,8 @@ _TRAINER = _Table(
                 "lora": _Table(
                     {
                         "rank": _int(ge=1),
-                        "alpha": _float(gt=0),
-                        "dropout": _float(ge=0.0, lt=1.0),
+                        "alpha": _float(ge=0),
+                        "dropout": _float(ge=0.0, le=1.0),
                         "target_modules": _LIST,
                         "modules_to_save": _LIST,
                     }
@@ -331,12 +362,26 @@ _TRAINER = _Table(
             },
             default="default",
         ),
-        "ckpt": _UNLISTED,
-        "resume": _UNLISTED,
+        "ckpt": _Table(
+            {
+                **_CKPT_KEEP,
+                "output_dir": _str(nonempty=True),
+                "skip_progress": _BOOL,
+                "skip_scheduler": _BOOL,
+                "skip_dataloader": _BOOL,
+                "skip_optimizer": _BOOL,
+            }
+        ),
+        "resume": _RESUME,
         "data": _UNLISTED,
-        "monitors": _UNLISTED,
+        "monitors": _Table({"wandb": _WANDB, "file": _Table({"path": _str()})}),
         "log": _UNLISTED,
         "gc": _UNLISTED,
+        "tokenizer": _TOKENIZER,
+        "max_steps": _int(ge=1, nullable=True),
+        "output_dir": _str(nonempty=True),
+        "weight_broadcast": _UNLISTED,
+        "rollout_transport": _UNLISTED,
         "enable_router_replay": _BOOL,
         "enable_token_export": _BOOL,
         "env_vars": _DICT,
@@ -348,9 +393,32 @@ _INFERENCE = _Table(
     {
         "server": _Table({"host": _str(), "port": _int(ge=1, le=65535)}),
         "router": _Leaf("any"),
-        "vllm": _Open("passed through to vLLM as engine arguments (extra='allow' in prime-rl)"),
+        # extra="allow": unknown keys pass through to vLLM as engine arguments; the typed ones are checked.
+        "vllm": _Table(
+            {
+                "model": _str(nonempty=True),
+                "max_model_len": _int(ge=1, nullable=True),
+                "gpu_memory_utilization": _float(gt=0.0, le=1.0),
+                "tensor_parallel_size": _int(ge=1),
+                "data_parallel_size": _int(ge=1),
+                "enforce_eager": _BOOL,
+                "enable_lora": _BOOL,
+                "max_lora_rank": _int(ge=1, le=512, nullable=True),
+                "chat_template": _str(nullable=True),
+                "dtype": _str(choices=("auto", "float16", "bfloat16", "float32")),
+            },
+            open=True,
+        ),
         "kv_cache_offload": _UNLISTED,
-        "deployment": _UNLISTED,
+        "deployment": _Union(
+            {
+                "single_node": _Table({"gpus_per_node": _int(ge=1)}),
+                "multi_node": _Table({"gpus_per_node": _int(ge=1), "num_nodes": _int(ge=1)}),
+                "disaggregated": _Table({}, open=True),
+            },
+            default="single_node",
+        ),
+        "slurm": _UNLISTED,
         "env_vars": _DICT,
         "use_deep_gemm": _BOOL,
         "enable_fp32_lm_head": _BOOL,
@@ -364,12 +432,14 @@ _DEPLOYMENT = _Union(
         ),
         "multi_node": _Table(
             {
+                "gpus_per_node": _int(ge=1),
                 "num_train_nodes": _int(ge=1),
                 "num_infer_nodes": _int(ge=0),
                 "num_infer_replicas": _int(ge=1),
                 "nodes_per_fsdp_group": _int(ge=1),
                 "orchestrator_on_inference": _BOOL,
-            }
+            },
+            required=("num_train_nodes",),
         ),
     },
     default="single_node",
@@ -383,29 +453,42 @@ SCHEMA = _Table(
         "run": _Table({"name": _str(nonempty=True), "dir": _str(nonempty=True)}),
         "output_dir": _str(nonempty=True),
         "clean": _BOOL,
-        "log": _UNLISTED,
-        "ckpt": _Table(
-            {"interval": _int(ge=1), "keep_last": _int(ge=1), "keep_interval": _int(ge=1), "output_dir": _str()}
-        ),
-        "resume": _Table({"step": _int(ge=0), "dir": _str()}),
-        "monitors": _Table(
-            {
-                "wandb": _Open("W&B fields"),
-                "file": _Table({"path": _str()}),
-                "prime": _Table({"name": _str()}),
-            }
-        ),
-        "model": _Table({"name": _str(nonempty=True), "vlm": _BOOL}),
-        "tokenizer": _Table({"name": _str(), "trust_remote_code": _BOOL, "chat_template": _str(nullable=True)}),
+        "log": _Table({"level": _str(), "json_logging": _BOOL}),
+        "ckpt": _Table({**_CKPT_KEEP, "output_dir": _str(nonempty=True)}),
+        "resume": _RESUME,
+        "monitors": _Table({"wandb": _WANDB, "file": _Table({"path": _str()}), "prime": _Table({"name": _str()})}),
+        "model": _Table({"name": _str(nonempty=True), "vlm": _UNLISTED}),
+        "tokenizer": _TOKENIZER,
         "max_steps": _int(ge=1),
         "seq_len": _int(ge=1),
         "weight_broadcast": _Union(
-            {"nccl": _Table({}, open=True), "filesystem": _Table({}, open=True), "nixl": _Table({}, open=True)},
-            default="nccl",
+            {
+                "nccl": _Table({"host": _str(), "port": _int(ge=1, le=65535), "timeout": _int(ge=1),
+                                "quantize_in_weight_transfer": _BOOL}),
+                "filesystem": _Table({}),
+                "nixl": _Table({"host": _str(), "port": _int(ge=1, le=65535), "timeout": _int(ge=1),
+                                "session_id": _str()}),
+            },
+            default="filesystem",
         ),
         "rollout_transport": _UNLISTED,
         "deployment": _DEPLOYMENT,
-        "slurm": _UNLISTED,
+        # SlurmConfig (configs/shared.py)
+        "slurm": _Table(
+            {
+                "job_name": _str(nonempty=True),
+                "project_dir": _str(nonempty=True),
+                "template_path": _str(nonempty=True),
+                "partition": _str(nonempty=True),
+                "nodelist": _str(),
+                "exclude": _str(),
+                "account": _str(),
+                "time": _str(),
+                "pre_run_command": _str(),
+                "cleanup_grace_period": _int(ge=0),
+                "shared_fs": _BOOL,
+            }
+        ),
         "dry_run": _BOOL,
     },
     required=("trainer", "orchestrator"),
@@ -519,100 +602,11 @@ def get_path(d: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
     return node
 
 
-def validate_prime_rl(config: Mapping[str, Any]) -> list[str]:
-    """Problems prime-rl's config loader would report for this `rl` config (empty when it is fine).
-
-    Checks keys, types and ranges against the schema above, plus the cross-field rules that prime-rl
-    applies at config time (reference/prime-rl.md sections 1-4, 7). It cannot check taskset-specific
-    keys (they need the taskset package installed), keys inside [inference.vllm], or anything that
-    fails only at launch (section 5).
-    """
+def check_keys(config: Mapping[str, Any]) -> list[str]:
+    """Keys, types and ranges of an `rl` config against the schema above (the cross-field rules are
+    in ``rules.py``)."""
     problems: list[str] = []
     _walk(SCHEMA, dict(config), "", problems)
-    if problems:
-        return problems
-    orch = config.get("orchestrator", {})
-    trainer = config.get("trainer", {})
-
-    # Shared keys conflict with a different sub-config value (section 1, "Shared (top-level) keys").
-    for shared, subs in (
-        ("model.name", ("trainer.model.name", "orchestrator.model.name", "inference.vllm.model")),
-        ("max_steps", ("trainer.max_steps", "orchestrator.max_steps")),
-        ("seq_len", ("trainer.model.seq_len", "orchestrator.seq_len")),
-    ):
-        top = get_path(config, shared)
-        for sub in subs:
-            val = get_path(config, sub)
-            if top is not None and val is not None and val != top:
-                problems.append(f"{sub}: {val!r} conflicts with the shared {shared} = {top!r}; set it in one place")
-    t_len = get_path(config, "trainer.model.seq_len", config.get("seq_len"))
-    o_len = get_path(config, "orchestrator.seq_len", config.get("seq_len"))
-    if t_len is not None and o_len is not None and t_len < o_len:
-        problems.append(f"trainer.model.seq_len ({t_len}) must be >= orchestrator.seq_len ({o_len})")
-
-    # Batch: one of batch_size / token_batch_size, batch_size divisible by group_size (section 2).
-    group = orch.get("group_size", 1)
-    batch = orch.get("batch_size")
-    if batch not in (None, "None") and orch.get("token_batch_size") not in (None, "None"):
-        problems.append("orchestrator: set batch_size or token_batch_size, not both")
-    if isinstance(batch, int) and batch % group:
-        problems.append(
-            f"orchestrator.batch_size ({batch}) must be divisible by orchestrator.group_size ({group})"
-        )
-    for key, val in (orch.get("concurrency") or {}).items():
-        if val < group:
-            problems.append(f"orchestrator.concurrency.{key} ({val}) must be >= group_size ({group})")
-
-    # Algorithms: opd needs a served teacher; only sft may sample from a frozen model (section 3).
-    algos = [("orchestrator.algo", orch.get("algo", {"type": "grpo"}))]
-    sources = get_path(config, "orchestrator.train.source", []) or []
-    for i, src in enumerate(sources):
-        if "algo" in src:
-            algos.append((f"orchestrator.train.source.{i}.algo", src["algo"]))
-    for where, algo in algos:
-        kind = algo.get("type", "grpo")
-        src = get_path(algo, "sampling.source", "policy")
-        if kind == "sft":
-            if not isinstance(src, dict) or not src.get("name"):
-                problems.append(f"{where}.sampling.source: sft needs a frozen model {{name, base_url}}")
-        elif src != "policy":
-            problems.append(f"{where}.sampling.source: {kind} must sample from \"policy\"; got {src!r}")
-
-    # Train and eval sources: names unique, `agg` reserved (section 2).
-    for part in ("train", "eval"):
-        srcs = get_path(config, f"orchestrator.{part}.source", []) or []
-        names = [s.get("name", get_path(s, "env.taskset.id")) for s in srcs]
-        for name in {n for n in names if names.count(n) > 1}:
-            problems.append(f"orchestrator.{part}.source: name {name!r} is used twice; names must be unique")
-        if "agg" in names:
-            problems.append(f"orchestrator.{part}.source: the name 'agg' is reserved")
-    if "eval" in orch and not get_path(config, "orchestrator.eval.source"):
-        problems.append("orchestrator.eval: needs at least one [[orchestrator.eval.source]]")
-
-    # GPUs (section 2, "GPUs: [deployment]").
-    dep = config.get("deployment", {})
-    if dep.get("type", "single_node") == "single_node":
-        n_train = dep.get("num_train_gpus", 1)
-        n_infer = dep.get("num_infer_gpus", 1)
-        per_node = dep.get("gpus_per_node", PRIME_RL_GPUS_PER_NODE)
-        if n_train + n_infer > per_node:
-            problems.append(
-                f"deployment: num_train_gpus + num_infer_gpus = {n_train + n_infer} exceeds gpus_per_node = {per_node}"
-            )
-        tp = get_path(config, "inference.vllm.tensor_parallel_size", 1)
-        if isinstance(tp, int) and tp > 0 and "inference" in config and n_infer % tp:
-            problems.append(
-                f"deployment.num_infer_gpus ({n_infer}) must be divisible by inference.vllm.tensor_parallel_size ({tp})"
-            )
-    lora = get_path(config, "trainer.model.lora")
-    broadcast = get_path(config, "weight_broadcast.type")
-    if lora is not None and broadcast in ("nccl", "nixl"):
-        problems.append(f"weight_broadcast.type = {broadcast!r} cannot carry LoRA weights; use \"filesystem\"")
-    if get_path(config, "monitors.wandb.offline") is True:
-        problems.append("monitors.wandb.offline: rejected under `rl` (W&B shared mode is always on)")
-    if get_path(trainer, "scheduler.type") in ("linear", "cosine") and config.get("max_steps") is None and \
-            get_path(trainer, "max_steps") is None:
-        problems.append("trainer.scheduler: linear and cosine schedules need max_steps")
     return problems
 
 

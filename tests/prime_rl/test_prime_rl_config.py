@@ -158,7 +158,8 @@ def test_grpo_defaults():
     assert c["trainer"]["model"]["lora"] == {"rank": D.TRAINING_LORA_RANK, "alpha": D.TRAINING_LORA_ALPHA}
     assert "loss" not in c["trainer"]  # prime-rl's default loss
     assert c["seq_len"] >= D.RL_MAX_TOKENS + 4096 and c["seq_len"] == D.PRIME_RL_SEQ_LEN
-    assert res.honored == {"group_size": "orchestrator.group_size"}
+    assert res.honored == {"group_size": "orchestrator.group_size",
+                           "renderer": "orchestrator.renderer.name (map: auto)"}  # Qwen/Qwen3-8B is in the map
     assert res.ignored == {}
     assert res.warnings == []
     assert res.command == "uv run rl @ config.toml"
@@ -336,10 +337,16 @@ def test_gpu_split(gpus, split):
     assert res.config["deployment"] == {"num_infer_gpus": split[0], "num_train_gpus": split[1]}
 
 
-def test_more_than_one_node_of_gpus_sets_gpus_per_node():
+def test_more_than_one_node_of_gpus_sets_gpus_per_node_and_its_advice_works():
     res = make("grpo", gpus=16)
     assert res.config["deployment"]["gpus_per_node"] == 16
-    assert any("multi_node" in w for w in res.warnings)
+    (advice,) = [w for w in res.warnings if "several machines" in w]
+    assert "nodes={'inference': 1, 'trainer': 1}, gpus=8" in advice
+    followed = make("grpo", nodes={"inference": 1, "trainer": 1}, gpus=8)  # the call the warning names
+    assert followed.config["deployment"] == {"type": "multi_node", "num_train_nodes": 1, "num_infer_nodes": 1,
+                                             "gpus_per_node": 8}
+    assert "slurm" in followed.config and validate_prime_rl(followed.config) == []
+    assert not any("several machines" in w for w in followed.warnings)
 
 
 def test_steps_set_max_steps_and_eval_interval():

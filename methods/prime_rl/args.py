@@ -1,0 +1,182 @@
+"""Checks of ``prime_rl_config``'s arguments: each bad value is a ``ValueError`` that names the argument
+and the fix. Nothing here builds config tables."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.prime_rl.constants import TASKSET_ID
+
+TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
+
+
+def as_int(name: str, value: Any, lo: int, fix: str) -> int:
+    # int first: float() of an int past 1.8e308 raises OverflowError
+    ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+    if not ok:
+        raise ValueError(f"{name} must be a whole number >= {lo}; got {show(value)}. {fix}")
+    value = int(value)
+    if value < lo:
+        raise ValueError(f"{name} must be >= {lo}; got {show(value)}. {fix}")
+    if value > TOML_INT_MAX:
+        raise ValueError(f"{name} must be at most 2**63 - 1 (TOML integers are 64-bit); got {show(value)}. {fix}")
+    return value
+
+
+def show(value: Any) -> str:
+    """A value for an error message, cut short (an int of thousands of digits cannot even be printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_model(model: Any) -> str:
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(
+            "model is required: the Hugging Face id or local folder of the model to train, e.g. "
+            "model='Qwen/Qwen3-8B' (prime-rl's [model] name)."
+        )
+    model = model.strip()
+    if is_placeholder(model):
+        raise ValueError(
+            f"model {model!r} is a placeholder: replace it with the Hugging Face id or local folder of the model "
+            "to train, e.g. 'Qwen/Qwen3-8B'."
+        )
+    if any(ord(c) < 32 or c == "\x7f" for c in model):
+        raise ValueError(f"model must be one line of text (a Hugging Face id or a folder); got {model!r}")
+    return model
+
+
+def check_taskset(taskset: Any) -> str:
+    if not isinstance(taskset, str) or not taskset.strip():
+        raise ValueError(
+            "taskset must be a verifiers taskset id such as 'reverse-text' or 'owner/name@version' "
+            f"(prime-rl's env.taskset.id); got {taskset!r}"
+        )
+    text = taskset.strip()
+    if is_placeholder(text):
+        raise ValueError(
+            f"taskset {text!r} is a placeholder: replace it with the id of the installed verifiers taskset to train "
+            "on (prime-rl's env.taskset.id), e.g. 'reverse-text'."
+        )
+    if not TASKSET_ID.match(text):
+        looks_like_path = "/" in text and (text.startswith((".", "/", "~")) or text.count("/") > 1)
+        hint = (
+            " prime-rl addresses tasksets by the id of an installed taskset package, not by a folder: install "
+            "the package (uv pip install -e <folder>) and pass its id."
+            if looks_like_path
+            else " Use letters, digits, '.', '_' and '-' (optionally 'owner/name' and '@version')."
+        )
+        raise ValueError(f"taskset {text!r} is not a taskset id.{hint}")
+    return text
+
+
+def is_placeholder(text: str) -> bool:
+    return text.startswith("<") and text.endswith(">")
+
+
+def split_gpus(gpus: Any) -> tuple[int, int]:
+    fix = (
+        "prime-rl's `rl` runs vLLM inference and the trainer on separate GPUs, so it needs at least 2 "
+        "(one each); pass gpus=2 or more, or {'inference': n, 'trainer': m}."
+    )
+    if isinstance(gpus, Mapping):
+        unknown = set(gpus) - {"inference", "trainer"}
+        if unknown or len(gpus) != 2:
+            raise ValueError(f"gpus as a mapping takes exactly 'inference' and 'trainer'; got {dict(gpus)!r}")
+        n_inf = as_int("gpus['inference']", gpus["inference"], 1, fix)
+        n_tr = as_int("gpus['trainer']", gpus["trainer"], 1, fix)
+        return n_inf, n_tr
+    total = as_int("gpus", gpus, D.PRIME_RL_GPUS, fix)
+    return total // 2, total - total // 2
+
+
+def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
+    from pick_a_method.methods.objects import Method, make_method  # lazy: methods/__init__ may import this module
+
+    if knobs is not None and not isinstance(knobs, Mapping):
+        raise ValueError(f"knobs must be a mapping of the method's knobs, e.g. {{'group_size': 4}}; got {knobs!r}")
+    if isinstance(method, Method):
+        if knobs:
+            raise ValueError(
+                "knobs apply only when method is given by name; build the object with its knobs instead "
+                f"(got {type(method).__name__} and knobs {dict(knobs)!r})"
+            )
+        return method
+    if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
+        spec = dict(method)
+        name = spec.pop("name", None)
+        return make_method(name, **spec, **dict(knobs or {}))
+    if not isinstance(method, str) or not method.strip():
+        raise ValueError(
+            "method must be a method name (grpo, max_rl, rae, opd, opsd, async) or a method object; "
+            f"got {method!r}"
+        )
+    return make_method(method.strip(), **dict(knobs or {}))
+
+
+def is_local_path(model: str) -> bool:
+    return model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
+
+
+def as_float(name: str, value: Any, *, gt: float, le: float, fix: str) -> float:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and value == value
+    if not ok or not (gt < value <= le):
+        raise ValueError(f"{name} must be a number in ({gt:g}, {le:g}]; got {show(value)}. {fix}")
+    return float(value)
+
+
+def check_mapping(name: str, value: Any, keys: tuple[str, ...], example: str) -> dict[str, Any]:
+    """A JSON object argument with only the listed keys."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping with keys among {', '.join(keys)}, e.g. {example}; got {show(value)}")
+    unknown = sorted(str(k) for k in value if k not in keys)
+    if unknown:
+        raise ValueError(f"{name}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(keys)}, e.g. {example}")
+    return dict(value)
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def check_name(name: str, value: Any, what: str) -> str:
+    """A name that becomes a folder (run.name) or a label (a W&B project): letters, digits, . _ -."""
+    if not isinstance(value, str) or not _NAME.match(value.strip()):
+        raise ValueError(
+            f"{name} must be a name of letters, digits, '.', '_' and '-' (it becomes {what}); got {show(value)}"
+        )
+    return value.strip()
+
+
+def check_text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 or c == "\x7f" for c in value):
+        raise ValueError(f"{name} must be one line of non-empty text; got {show(value)}")
+    return value.strip()
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false; got {show(value)}")
+    return value
+
+
+def split_nodes(nodes: Any) -> tuple[int, int] | None:
+    """(inference nodes, trainer nodes), or None for one node."""
+    fix = ("nodes is the number of machines: an int (half run vLLM, the rest the trainer) or "
+           "{'inference': n, 'trainer': m}; leave it out for one node.")
+    if nodes is None:
+        return None
+    if isinstance(nodes, Mapping):
+        if set(nodes) != {"inference", "trainer"}:
+            raise ValueError(f"nodes as a mapping takes exactly 'inference' and 'trainer'; got {dict(nodes)!r}. {fix}")
+        n_inf = as_int("nodes['inference']", nodes["inference"], 1, fix)
+        n_tr = as_int("nodes['trainer']", nodes["trainer"], 1, fix)
+        return n_inf, n_tr
+    total = as_int("nodes", nodes, 1, fix)
+    if total == 1:
+        return None
+    return total // 2, total - total // 2
