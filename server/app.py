@@ -216,13 +216,26 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs, e.g. {\"teacher\": ..., \"base_url\": ...} for opd; for async {\"method\": \"grpo\", \"correction\": \"ipo\"}.")] = None,
             out: Annotated[str | None, Field(description="Write the TOML here (relative to the server's folder); omit to only return it.")] = None,
             overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
-            gpus: Annotated[int, Field(description="GPUs on the node (at least 2: inference and trainer).")] = 2,
+            gpus: Annotated[int | None, Field(description="GPUs on the node (at least 2: inference and trainer; default 2); with `nodes`, GPUs per node (default 8).")] = None,
             steps: Annotated[int, Field(description="max_steps.")] = 100,
             batch: Annotated[int, Field(description="Prompts x rollouts per step (orchestrator batch_size).")] = 64,
             lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
             overrides: Annotated[dict[str, Any] | None, Field(description="Dotted prime-rl keys to set, e.g. {\"trainer.optim.lr\": 2e-5}.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer (local folder or cached hub id) to compare.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
+            renderer: Annotated[str | None, Field(description="[orchestrator.renderer] name (e.g. default, qwen3, llama-3); omit to choose from the model.")] = None,
+            wandb: Annotated[dict[str, Any] | None, Field(description="W&B: {\"project\", \"name\", \"entity\", \"offline\"}.")] = None,
+            checkpoint: Annotated[dict[str, Any] | None, Field(description="Checkpoints: {\"interval\", \"keep_last\", \"resume\": true | step | \".../step_N\"}.")] = None,
+            run_name: Annotated[str | None, Field(description="run.name: the run folder output_dir/run_name (needed to resume).")] = None,
+            output_dir: Annotated[str | None, Field(description="output_dir on the GPU machine.")] = None,
+            nodes: Annotated[int | dict[str, int] | None, Field(description="Machines for a multi-node SLURM run: n, or {\"inference\": n, \"trainer\": m}.")] = None,
+            slurm: Annotated[dict[str, Any] | None, Field(description="[slurm] keys for a multi-node run, e.g. {\"partition\": \"gpu\"}.")] = None,
+            max_model_len: Annotated[int | None, Field(description="vLLM max_model_len.")] = None,
+            gpu_memory_utilization: Annotated[float | None, Field(description="vLLM gpu_memory_utilization (0-1].")] = None,
+            eval_taskset: Annotated[str | None, Field(description="Taskset the eval reads (default: the training one).")] = None,
+            eval_split: Annotated[str | dict[str, Any] | None, Field(description="Eval split, e.g. \"test\", or {\"<taskset's split key>\": \"test\"}.")] = None,
+            scheduler: Annotated[str | dict[str, Any] | None, Field(description="LR schedule: constant, linear or cosine (or a table).")] = None,
+            warmup_steps: Annotated[int | None, Field(description="LR warmup steps.")] = None,
     ) -> PrimeRLConfig:
         """Write the TOML that prime-rl's `rl` command accepts (v0.8 schema) for grpo, max_rl, rae, opd, opsd or
         async around one of them. Returns the text, what prime-rl honors and ignores, warnings and the launch
@@ -232,7 +245,11 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
         return await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
                          steps=steps, batch=batch, lora=lora, overrides=overrides,
-                         allowed_roots=list(options.write_roots), tokenizers_match=check)
+                         allowed_roots=list(options.write_roots), tokenizers_match=check, renderer=renderer,
+                         wandb=wandb, checkpoint=checkpoint, run_name=run_name, output_dir=output_dir, nodes=nodes,
+                         slurm=slurm, max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
+                         eval_taskset=eval_taskset, eval_split=eval_split, scheduler=scheduler,
+                         warmup_steps=warmup_steps)
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(

@@ -74,10 +74,29 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
     c.add_argument("--out")
     c.add_argument("--overwrite", action="store_true")
-    c.add_argument("--gpus", type=int, default=2)
+    c.add_argument("--gpus", type=int, help="GPUs on the node (default 2); with --nodes, GPUs per node (default 8)")
     c.add_argument("--steps", type=int, default=100)
     c.add_argument("--batch", type=int, default=64)
     c.add_argument("--no-lora", action="store_true")
+    c.add_argument("--renderer", help="[orchestrator.renderer] name; default: chosen from the model")
+    c.add_argument("--wandb", action="append", default=[], metavar="KEY=VALUE", help="project, name, entity, offline")
+    c.add_argument("--checkpoint", action="append", default=[], metavar="KEY=VALUE",
+                   help="interval, keep_last, resume (true, a step, or a .../step_N folder)")
+    c.add_argument("--no-checkpoint", action="store_true", help="write no [ckpt]")
+    c.add_argument("--run-name")
+    c.add_argument("--output-dir")
+    c.add_argument("--nodes", type=int, help="machines for a multi-node SLURM run (half inference)")
+    c.add_argument("--inference-nodes", type=int, help="with --trainer-nodes: the split of a multi-node run")
+    c.add_argument("--trainer-nodes", type=int)
+    c.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="[slurm] keys, e.g. partition=gpu")
+    c.add_argument("--max-model-len", type=int)
+    c.add_argument("--gpu-memory-utilization", type=float)
+    c.add_argument("--eval-taskset")
+    c.add_argument("--eval-split", help="a split name, or KEY=VALUE for the taskset's own split key")
+    c.add_argument("--scheduler", choices=("constant", "linear", "cosine"))
+    c.add_argument("--warmup-steps", type=int)
+    c.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dotted prime-rl key (JSON value), e.g. trainer.optim.weight_decay=0.0")
     c.add_argument("--json", action="store_true")
     return p
 
@@ -101,6 +120,25 @@ def _knob(text: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+
+
+def _prime_rl_run_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """prime-rl-config's run flags as prime_rl_config's arguments (absent flags stay at the library's defaults)."""
+    nodes: Any = args.nodes
+    if args.inference_nodes is not None or args.trainer_nodes is not None:
+        nodes = {"inference": args.inference_nodes, "trainer": args.trainer_nodes}
+    split = args.eval_split
+    if split is not None and "=" in split:
+        split = dict([_knob(split)])
+    return {
+        "renderer": args.renderer, "wandb": dict(map(_knob, args.wandb)) or None,
+        "checkpoint": False if args.no_checkpoint else dict(map(_knob, args.checkpoint)) or None,
+        "run_name": args.run_name, "output_dir": args.output_dir, "nodes": nodes,
+        "slurm": dict(map(_knob, args.slurm)) or None, "max_model_len": args.max_model_len,
+        "gpu_memory_utilization": args.gpu_memory_utilization, "eval_taskset": args.eval_taskset,
+        "eval_split": split, "scheduler": args.scheduler, "warmup_steps": args.warmup_steps,
+        "overrides": dict(map(_knob, args.override)) or None,
+    }
 
 
 def _run_command(args: argparse.Namespace) -> Any:
@@ -133,7 +171,7 @@ def _run_command(args: argparse.Namespace) -> Any:
 
         return prime_rl_config(args.taskset, args.method, model=args.model, knobs=dict(map(_knob, args.knob)),
                                out=args.out, overwrite=args.overwrite, gpus=args.gpus, steps=args.steps,
-                               batch=args.batch, lora=not args.no_lora)
+                               batch=args.batch, lora=not args.no_lora, **_prime_rl_run_knobs(args))
     raise AssertionError(args.command)
 
 

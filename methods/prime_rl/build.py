@@ -268,7 +268,7 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
         name = renderer.strip()
         if name == "auto" and model not in MODEL_RENDERER_MAP:
             raise ValueError(
-                f"renderer 'auto' resolves only models in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP, and "
+                f"renderer 'auto' resolves only models in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}, and "
                 f"{model!r} is not one (prime-rl rejects it at config time). Fix: renderer="
                 f"{choose_renderer(model).name!r}, or leave renderer out to let this tool choose."
             )
@@ -498,7 +498,7 @@ def _version_notes(config: dict[str, Any], taskset: str, method: str) -> list[st
     if "renderer" not in config["orchestrator"]:
         notes.append(
             f"[orchestrator.renderer] is left at name='auto', which prime-rl resolves from the model name at config "
-            f"time (#2540): {get_path(config, 'model.name')} is in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP."
+            f"time (#2540): {get_path(config, 'model.name')} is in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}."
         )
     notes.append(
         f"Checked against this package's copy of prime-rl's schema at {PRIME_RL_VERSION}; a TOML for this commit is "

@@ -38,6 +38,19 @@ TASKSET_SPLITS: dict[str, tuple[str, tuple[str, ...] | None, str]] = {
     "alphabet-sort": ("split", ("train",), "train"),
 }
 
+# The keys under env.taskset of those bundled tasksets (their TasksetConfig classes, same files), beside
+# the keys every taskset has (id, task, system_prompt; verifiers/v1/configs/taskset.py): key -> the
+# values it accepts (None: any value of its type). prime-rl rejects any other key ("Extra inputs are
+# not permitted"); a taskset outside this table is checked only where it is installed.
+TASKSET_COMMON_KEYS = ("id", "task", "system_prompt")
+TASKSET_KEYS: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "reverse-text": {"dataset_name": None, "dataset_split": None},
+    "gsm8k": {"split": ("train", "test")},
+    "alphabet-sort": {"min_turns": None, "max_turns": None, "min_names_per_turn": None, "max_names_per_turn": None,
+                      "split": ("train",)},
+    "kuhn-poker": {},
+}
+
 # [slurm] keys (configs/shared.py, SlurmConfig) a caller may set through slurm={...}.
 SLURM_KEYS = ("job_name", "project_dir", "template_path", "partition", "nodelist", "exclude", "account", "time",
               "pre_run_command", "cleanup_grace_period", "shared_fs")

@@ -133,13 +133,13 @@ def choose_renderer(model: str) -> RendererChoice:
         # PrimeIntellect's family is named by its owner; the others by the last path part.
         if pattern.search(model if family.startswith("PrimeIntellect") else _last_part(model)):
             return RendererChoice(renderer, "family", (
-                f"{model} is not in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP, so prime-rl rejects "
+                f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}, so prime-rl rejects "
                 f"renderer 'auto' for it; its name reads as {family}, so the config sets [orchestrator.renderer] "
                 f"name = {renderer!r}. That is right only if its chat template is {family}'s: for a fine-tune "
                 f"with its own template pass renderer='default' (DefaultRenderer calls apply_chat_template). {fix}."
             ))
     return RendererChoice("default", "default", (
-        f"{model} is not in renderers {RENDERERS_VERSION}' MODEL_RENDERER_MAP and its name matches no family "
+        f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION} and its name matches no family "
         "prime-rl has a renderer for, so the config sets [orchestrator.renderer] name = 'default' "
         "(DefaultRenderer calls the tokenizer's apply_chat_template; envs that pass tools also need "
         "overrides={'orchestrator.renderer.tool_parser': '<vLLM tool parser>'}). If the model shares a mapped "

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pick_a_method.methods.prime_rl.constants import PRIME_RL_GPUS_PER_NODE, PROTECTED_ENV_VARS, VLLM_MAX_LORA_RANK
+from pick_a_method.methods.prime_rl.constants import (
+    PRIME_RL_GPUS_PER_NODE,
+    PROTECTED_ENV_VARS,
+    TASKSET_COMMON_KEYS,
+    TASKSET_KEYS,
+    VLLM_MAX_LORA_RANK,
+)
 from pick_a_method.methods.prime_rl.renderers import MODEL_RENDERER_MAP, RENDERERS_VERSION
 from pick_a_method.methods.prime_rl.schema import check_keys, get_path
 
@@ -150,8 +156,26 @@ def _sources(config: Mapping[str, Any], problems: list[str]) -> None:
             problems.append(f"orchestrator.{part}.source: name {name!r} is used twice; give each source its own name")
         if "agg" in names:
             problems.append(f"orchestrator.{part}.source: the name 'agg' is reserved; pick another name")
+        for i, src in enumerate(_get(config, f"orchestrator.{part}.source", []) or []):
+            _taskset_keys(f"orchestrator.{part}.source.{i}.env.taskset", src.get("env", {}), problems)
     if "eval" in config.get("orchestrator", {}) and not _get(config, "orchestrator.eval.source"):
         problems.append("orchestrator.eval: needs at least one [[orchestrator.eval.source]], or drop [orchestrator.eval]")
+
+
+def _taskset_keys(where: str, env: Mapping[str, Any], problems: list[str]) -> None:
+    """The keys of a bundled taskset (constants.TASKSET_KEYS); others are checked where they are installed."""
+    taskset = env.get("taskset", {})
+    known = TASKSET_KEYS.get(taskset.get("id"))
+    if known is None or "id" in env:  # an env class of its own may narrow the taskset differently
+        return
+    for key, value in taskset.items():
+        if key in TASKSET_COMMON_KEYS:
+            continue
+        if key not in known:
+            keys = ", ".join([*known, *TASKSET_COMMON_KEYS[1:]])
+            problems.append(f"{where}.{key}: not a key of the {taskset['id']!r} taskset (its keys: {keys})")
+        elif known[key] is not None and value not in known[key]:
+            problems.append(f"{where}.{key}: {taskset['id']!r} accepts {', '.join(map(repr, known[key]))}; got {value!r}")
 
 
 def _gpus(config: Mapping[str, Any], problems: list[str]) -> None:
@@ -295,8 +319,8 @@ def _renderer(config: Mapping[str, Any], problems: list[str]) -> None:
              or _get(config, "orchestrator.model.name") or _get(config, "model.name", "Qwen/Qwen3-0.6B"))
     if model not in MODEL_RENDERER_MAP:
         problems.append(
-            f"orchestrator.renderer.name: 'auto' resolves only models in renderers {RENDERERS_VERSION}' "
-            f"MODEL_RENDERER_MAP, and {model!r} is not one; set [orchestrator.renderer] name = 'default' (a fine-tune "
+            f"orchestrator.renderer.name: 'auto' resolves only models in the MODEL_RENDERER_MAP of renderers "
+            f"{RENDERERS_VERSION}, and {model!r} is not one; set [orchestrator.renderer] name = 'default' (a fine-tune "
             "or a model with its own chat template) or the renderer of its family (e.g. 'qwen3', 'llama-3')"
         )
 

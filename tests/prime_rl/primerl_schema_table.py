@@ -65,6 +65,21 @@ _SOURCE = {  # [[orchestrator.train.source]] / [[orchestrator.eval.source]] (sec
     "sampling.max_completion_tokens": (INT, _rng(1)),
 }
 
+# [[orchestrator.eval.source]] (EvalSourceConfig in prime-rl's configs/orchestrator.py): env blocks, no algo.
+_EVAL_SOURCE = {k: v for k, v in _SOURCE.items() if not k.startswith("sampling.")} | {
+    "num_examples": (INT, _rng(-1)),
+    "interval": (INT, _rng(1)),
+    "sampling.max_completion_tokens": (INT, _rng(1)),
+    "sampling.temperature": (FLOAT, _rng(0, 2)),
+}
+
+# Renderer names (renderers 0.1.10, renderers/configs.py RendererConfig): written out again here, on purpose.
+RENDERERS = ("auto", "default", "qwen3", "prime-qwen3", "qwen3.5", "qwen3.6", "qwen3.8", "qwen3-vl", "gemma4", "glm-5",
+             "glm-5.1", "glm-4.5", "gpt-oss", "hy3", "inkling", "kimi-k2", "kimi-k2.5", "laguna-xs.2", "laguna-m.1",
+             "laguna-xs-2.1", "laguna-s-2.1", "llama-3", "minimax-m2", "nemotron-3", "nemotron-3-ultra", "nemotron-3.5",
+             "deepseek-v3", "deepseek-r1")
+_WANDB = {"project": (STR, None), "name": (STR, None), "entity": (STR, None), "offline": (BOOL, None)}
+
 TABLE_PATHS: dict[str, tuple[str, Any]] = {
     # Shared top-level keys (section 1 table, section 2 "Top level")
     "max_steps": (INT, _rng(1)),
@@ -88,6 +103,21 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "monitors.wandb.project": (STR, None),
     "monitors.wandb.name": (STR, None),
     "monitors.wandb.offline": (BOOL, lambda v: "rejected under rl" if v else None),
+    "monitors.wandb.entity": (STR, None),
+    **{f"{side}.monitors.wandb.{k}": v for side in ("trainer", "orchestrator") for k, v in _WANDB.items()},
+    "resume": (TABLE, None),
+    # [slurm] (SlurmConfig, configs/shared.py) and multi-node [deployment] (configs/rl.py)
+    "slurm.job_name": (STR, None),
+    "slurm.partition": (STR, None),
+    "slurm.account": (STR, None),
+    "slurm.time": (STR, None),
+    "deployment.num_train_nodes": (INT, _rng(1)),
+    "deployment.num_infer_nodes": (INT, _rng(0)),
+    # [trainer.scheduler] (configs/trainer.py)
+    "trainer.scheduler.type": (STR, _enum("constant", "linear", "cosine")),
+    "trainer.scheduler.warmup_steps": (INT, _rng(0)),
+    "trainer.scheduler.decay_steps": (INT, _rng(0)),
+    "trainer.scheduler.min_lr": (FLOAT, _rng(0)),
     "monitors.file.path": (STR, None),
     "monitors.prime.name": (STR, None),
     "tokenizer.name": (STR, None),
@@ -112,7 +142,8 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "orchestrator.seq_len": (INT, _rng(1)),
     "orchestrator.max_steps": (INT, _rng(1)),
     "orchestrator.max_off_policy_steps": (INT, _rng(0)),
-    "orchestrator.renderer.name": (STR, None),
+    "orchestrator.renderer.name": (STR, _enum(*RENDERERS)),
+    "orchestrator.algo.renderer.name": (STR, _enum(*RENDERERS)),
     "orchestrator.model.name": (STR, None),
     "orchestrator.train.sampling.temperature": (FLOAT, _rng(0, 2)),
     "orchestrator.train.sampling.max_completion_tokens": (INT, _rng(1)),
@@ -123,7 +154,7 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "orchestrator.eval.sampling.temperature": (FLOAT, _rng(0, 2)),
     "orchestrator.eval.sampling.max_completion_tokens": (INT, _rng(1)),
     **{f"orchestrator.train.source[].{k}": v for k, v in _SOURCE.items()},
-    **{f"orchestrator.eval.source[].{k}": v for k, v in _SOURCE.items()},
+    **{f"orchestrator.eval.source[].{k}": v for k, v in _EVAL_SOURCE.items()},
     # [orchestrator.algo] (section 3): per-type keys are checked in ALGO_KEYS below
     "orchestrator.algo.type": (
         STR,
@@ -136,6 +167,8 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "orchestrator.algo.demo_key": (STR, None),
     "orchestrator.algo.template": (STR, None),
     "orchestrator.algo.episode_agents": (LIST, None),
+    "orchestrator.model.lora.rank": (INT, _rng(1)),
+    "orchestrator.model.lora.alpha": (FLOAT, _rng(0)),
     # [trainer] (section 2) and [trainer.loss] (section 4)
     "trainer": (TABLE, None),
     "trainer.model.name": (STR, None),
@@ -168,7 +201,7 @@ ALGO_KEYS = {
     "rae": {"decay"},
     "hierarchical_grpo": {"episode_agents"},
     "opd": {"teacher"},
-    "opsd": {"demo_key", "template", "renderer"},
+    "opsd": {"demo_key", "template", "renderer"},  # renderer: a table {name}
     "sft": set(),
 }
 # Which loss keys each loss type takes (section 4).
@@ -271,8 +304,19 @@ def check(config: dict) -> list[str]:
     if "eval" in orch and not orch["eval"].get("source"):
         errors.append("orchestrator.eval: needs an eval source")
     dep = config.get("deployment", {})
-    if dep.get("num_train_gpus", 1) + dep.get("num_infer_gpus", 1) > dep.get("gpus_per_node", 8):
+    if dep.get("type", "single_node") == "single_node" and \
+            dep.get("num_train_gpus", 1) + dep.get("num_infer_gpus", 1) > dep.get("gpus_per_node", 8):
         errors.append("deployment: more GPUs than gpus_per_node")
+    # Cross-field rules of RLConfig (configs/rl.py): multi-node needs [slurm]; an orchestrator LoRA rank
+    # must equal the trainer's; LoRA cannot ride an in-memory weight broadcast.
+    if dep.get("type") == "multi_node" and "slurm" not in config:
+        errors.append("deployment: multi_node needs [slurm]")
+    t_lora = config.get("trainer", {}).get("model", {}).get("lora")
+    o_lora = orch.get("model", {}).get("lora", {})
+    if t_lora is not None and "rank" in o_lora and o_lora["rank"] != t_lora.get("rank", 16):
+        errors.append("orchestrator.model.lora.rank: conflicts with trainer.model.lora.rank")
+    if t_lora is not None and config.get("weight_broadcast", {}).get("type") in ("nccl", "nixl"):
+        errors.append("weight_broadcast: LoRA needs filesystem")
     for shared, sub in (("seq_len", ("orchestrator", "seq_len")), ("max_steps", ("orchestrator", "max_steps"))):
         val = config.get(sub[0], {}).get(sub[1])
         if shared in config and val is not None and val != config[shared]:
