@@ -197,8 +197,10 @@ def _gpus(config: Mapping[str, Any], problems: list[str]) -> None:
         elif inference and n_infer % tp:
             problems.append(f"deployment.num_infer_gpus ({n_infer}) must be divisible by "
                             f"inference.vllm.tensor_parallel_size ({tp})")
-        if _broadcast(config) == "nccl" and n_train + n_infer < 2:
-            problems.append("weight_broadcast: nccl needs at least 2 GPUs in all; use weight_broadcast.type = 'filesystem'")
+        # RLConfig.validate_enough_devices_for_nccl runs before the shared weight_broadcast is resolved, so it
+        # sees only a trainer.weight_broadcast set directly.
+        if _get(config, "trainer.weight_broadcast.type") == "nccl" and n_train + n_infer < 2:
+            problems.append("trainer.weight_broadcast: nccl needs at least 2 GPUs in all; use type = 'filesystem'")
         return
     # multi_node
     if _get(config, "slurm") is None:
