@@ -101,9 +101,19 @@ def test_every_variant_is_valid(variant, examples):
     assert beyond <= set(DOCUMENTED_BEYOND_EXAMPLES), sorted(beyond - set(DOCUMENTED_BEYOND_EXAMPLES))
 
 
-@pytest.mark.parametrize("variant", ["grpo", "opd", "opsd", "async grpo", "rae", "gpus split"])
+RUN_KNOBS = {
+    "all run knobs": dict(wandb={"project": "p", "name": "n", "entity": "e"}, checkpoint={"interval": 10, "keep_last": 2,
+                          "resume": True}, run_name="r1", output_dir="/o", max_model_len=8192,
+                          gpu_memory_utilization=0.8, eval_split={"dataset_split": "test"}, warmup_steps=5,
+                          scheduler={"type": "linear", "warmup_steps": 5, "decay_steps": 20, "min_lr": 1e-7}),
+    "offline multi-node": dict(wandb={"project": "p", "offline": True}, nodes=3, gpus=4,
+                               slurm={"partition": "gpu", "account": "a", "time": "1:00:00"}),
+}
+
+
+@pytest.mark.parametrize("variant", ["grpo", "opd", "opsd", "async grpo", "rae", "gpus split", *RUN_KNOBS])
 def test_every_emitted_key_name_is_documented(variant, documented_keys):
-    res = build(variant)
+    res = make("grpo", **RUN_KNOBS[variant]) if variant in RUN_KNOBS else build(variant)
     for path in leaf_paths(res.config):
         for part in path.replace("[]", "").split("."):
             assert part in documented_keys, (path, part)

@@ -57,7 +57,41 @@ MISTAKES = {
     "no orchestrator": lambda c: c.pop("orchestrator") and c,
     "empty taskset id": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.id", ""),
     "wandb offline": lambda c: _set(c, "monitors.wandb.offline", True),
+    # the overrides issue 11 found prime-rl rejecting and the project letting through
+    "unknown renderer": lambda c: _set(c, "orchestrator.renderer.name", "qwen2"),
+    "lora rank conflict": lambda c: _set(_set(c, "trainer.model.lora", {"rank": 16}), "orchestrator.model.lora", {"rank": 8}),
+    "multi-node without slurm": lambda c: _set(c, "deployment", {"type": "multi_node", "num_train_nodes": 2}),
+    "lora with nccl": lambda c: _set(_set(c, "trainer.model.lora", {"rank": 16}), "weight_broadcast", {"type": "nccl"}),
+    "algo on an eval source": lambda c: _set(c, "orchestrator.eval", {"source": [
+        {"algo": {"type": "grpo"}, "env": {"taskset": {"id": "reverse-text"}}}]}),
 }
+
+# Rules of prime-rl's config classes that only the library checks (each seen rejected by RLConfig at 559b44772).
+LIBRARY_MISTAKES = {
+    "renderer auto for a fine-tune": lambda c: c["orchestrator"].pop("renderer") and c,
+    "reverse-text split key": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.split", "test"),
+    "lora alpha conflict": lambda c: _set(_set(c, "trainer.model.lora", {"alpha": 32}), "orchestrator.model.lora", {"alpha": 8}),
+    "lora rank over 512": lambda c: _set(c, "trainer.model.lora", {"rank": 1024}),
+    "ckpt on one side": lambda c: c.pop("ckpt") and _set(c, "trainer.ckpt", {"interval": 5}),
+    "ckpt intervals differ": lambda c: c.pop("ckpt") and _set(_set(c, "trainer.ckpt", {"interval": 5}),
+                                                              "orchestrator.ckpt", {"interval": 6}),
+    "resume step 0": lambda c: _set(c, "resume", {"step": 0}),
+    "orchestrator output_dir": lambda c: _set(c, "orchestrator.output_dir", "/x"),
+    "cosine warmup >= max_steps": lambda c: _set(c, "trainer.scheduler", {"type": "cosine", "warmup_steps": 20}),
+    "linear past max_steps": lambda c: _set(c, "trainer.scheduler", {"type": "linear", "warmup_steps": 10, "decay_steps": 15}),
+    "tp does not divide infer gpus": lambda c: _set(_set(c, "deployment", {"num_infer_gpus": 3, "num_train_gpus": 1}),
+                                                    "inference.vllm", {"tensor_parallel_size": 2}),
+    "inference on 0 gpus": lambda c: _set(c, "deployment", {"num_infer_gpus": 0, "num_train_gpus": 1}),
+    "max_inflight below group": lambda c: _set(c, "orchestrator.concurrency", {"max_inflight": 8}),
+    "duplicate eval names": lambda c: _set(c, "orchestrator.eval", {"source": [
+        {"env": {"taskset": {"id": "reverse-text"}}}, {"env": {"taskset": {"id": "reverse-text"}}}]}),
+    "gsm8k split validation": lambda c: _set(c, "orchestrator.train.source.0.env.taskset", {"id": "gsm8k", "split": "validation"}),
+}
+
+
+@pytest.mark.parametrize("mistake", LIBRARY_MISTAKES)
+def test_library_refuses_what_prime_rl_refuses(examples, mistake):
+    assert validate_prime_rl(LIBRARY_MISTAKES[mistake](_base(examples))), mistake
 
 
 @pytest.mark.parametrize("checker", CHECKERS)
@@ -74,6 +108,14 @@ ACCEPTED = {
     "taskset-specific key": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.dataset_split", "train"),
     "ipo loss": lambda c: _set(c, "trainer.loss", {"type": "ipo", "ipo_threshold": 0.1}),
     "custom loss": lambda c: _set(c, "trainer.loss", {"type": "custom", "import_path": "m.f", "kwargs": {"a": 1}}),
+    # accepted by RLConfig at 559b44772 (checked against the real classes)
+    "multi-node with slurm": lambda c: _set(_set(c, "deployment", {"type": "multi_node", "num_train_nodes": 2,
+                                                                   "num_infer_nodes": 2}), "slurm", {"job_name": "x"}),
+    "llama-3 renderer": lambda c: _set(_set(c, "model.name", "meta-llama/Llama-3.1-8B-Instruct"), "orchestrator.renderer.name", "llama-3"),
+    "reverse-text dataset_split": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.dataset_split", "test"),
+    "wandb entity": lambda c: _set(c, "monitors.wandb.entity", "team"),
+    "cosine schedule": lambda c: _set(c, "trainer.scheduler", {"type": "cosine", "warmup_steps": 5, "min_lr": 1e-7}),
+    "vllm max_model_len": lambda c: _set(c, "inference.vllm", {"max_model_len": 4096, "gpu_memory_utilization": 0.8}),
 }
 
 
