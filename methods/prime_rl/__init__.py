@@ -3,8 +3,9 @@
 ``prime_rl_config(taskset, method, model=...)`` builds the config as a dict, checks every key and
 value against this package's copy of prime-rl's schema (prime-rl does not ship its config classes to
 PyPI, so a writer has to carry the schema itself), writes it with a TOML library, reads it back, and
-returns what it wrote together with which method knobs prime-rl honors (and under which key), which
-it cannot honor (and why), warnings, version notes and the launch command.
+returns what it wrote together with which knobs prime-rl honors (and under which key), which it
+cannot honor (and why), warnings, what must exist where it runs (``needs``), version notes and the
+launch command.
 
 Target: prime-rl commit 559b44772 (tag v0.8.1.dev67, 2026-08-21). The schema changes from month to
 month; every fact used here is cited to ``reference/prime-rl.md`` by section. A method prime-rl
@@ -14,10 +15,17 @@ why and what to do instead.
 
 One module per job:
 
-    constants.py  the prime-rl facts the writer relies on (target commit, seats, teacher port), with sources
-    schema.py     prime-rl's `rl` schema, ``validate_prime_rl`` and the version notes
+    constants.py  the prime-rl facts the writer relies on (target commit, seats, tasksets' keys, limits), with sources
+    renderers.py  renderers' MODEL_RENDERER_MAP and renderer names, and the renderer chosen for a model
+    schema.py     prime-rl's `rl` schema (keys, types, ranges) and the version notes
+    rules.py      ``validate_prime_rl``: the schema plus prime-rl's cross-field rules
     plan.py       what each method becomes in prime-rl: algorithm, knobs honored / ignored, refusals
-    build.py      ``prime_rl_config``: arguments, the config dict, overrides, checks, the result
+    args.py       checks of the arguments
+    knobs.py      the run knobs (W&B, checkpoints, run folder, nodes/SLURM, vLLM, eval split, schedule)
+    overrides.py  the caller's dotted overrides
+    tokenizers.py OPD's tokenizer agreement
+    build.py      ``prime_rl_config``: the steps in order, the config dict, the result
+    report.py     the TOML text, summary, next step, version notes, needs
     write.py      writing the file: allowed roots, atomic, no-clobber, fsync
 
 Importing this package never imports torch or transformers.

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 import shlex
-import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict
 
 from pick_a_method.methods import defaults as D
@@ -53,7 +50,9 @@ from pick_a_method.methods.prime_rl.renderers import (
     choose_renderer,
 )
 from pick_a_method.methods.prime_rl.rules import validate_prime_rl
-from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
+from pick_a_method.methods.prime_rl import report as R
+from pick_a_method.methods.prime_rl.schema import get_path
+from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.prime_rl.write import write_config
 from pick_a_method.routing.verdicts import NextStep
 
@@ -174,7 +173,7 @@ def prime_rl_config(
                 f"an inference node all of its GPUs to vLLM); got {dict(gpus)!r}. Fix: gpus=<GPUs per node>, e.g. gpus=8."
             )
         per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
-        n_infer, n_train = node_split[0] * (per_node or 8), node_split[1] * (per_node or 8)
+        n_infer, n_train = (n * (per_node or PRIME_RL_GPUS_PER_NODE) for n in node_split)
     else:
         if slurm is not None:
             raise ValueError("slurm applies to a multi-node run; pass nodes=<machines> (or nodes={'inference': n, "
@@ -193,7 +192,7 @@ def prime_rl_config(
     plan, label = method_plan(obj, model=model, lora=lora)
     inner = obj.inner if obj.name == "async" else obj
     warnings = plan.warnings
-    _check_tokenizers(tokenizers_match, inner, model, label, warnings)
+    check_tokenizers(tokenizers_match, inner, model, label, warnings)
     _check_batch(batch, plan.group_size)
 
     gpu_split = (n_infer, n_train)
@@ -224,20 +223,20 @@ def prime_rl_config(
             + (". Fix the overrides or arguments named above." if overrides else ".")
         )
     _check_final(config, label, taskset, model, warnings)
-    notes = run.notes + _version_notes(config, taskset, inner.name)
+    notes = run.notes + R.version_notes(config, taskset, inner.name)
 
-    text = _render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
+    text = R.render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
     path_str: str | None = None
     if out is not None:
         path_str = str(write_config(out, text, overwrite=overwrite, allowed_roots=allowed_roots).resolve())
     command = f"uv run rl @ {shlex.quote(path_str) if path_str else 'config.toml'}"
-    needs = _needs(config, taskset, inner.name) + run.needs
+    needs = R.needs(config, taskset, inner.name) + run.needs
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
-        summary=_summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
+        summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
                          nodes=node_split),
-        next_step=_next_step(config, label, taskset, inner.name, command, path=path_str),
+        next_step=R.next_step(config, label, taskset, inner.name, command, path=path_str),
         warnings=warnings,
         path=path_str,
         text=text,
@@ -297,65 +296,6 @@ def _reconcile_overrides(config: dict[str, Any], honored: dict[str, str], ignore
         if honored.get(knob, "").startswith("trainer.loss") and loss != "ipo":
             honored.pop(knob)
             ignored[knob] = f"replaced by the override of trainer.loss (type {loss or 'default'!r})."
-
-
-def _needs(config: dict[str, Any], taskset: str, method: str) -> list[str]:
-    """What must exist where `rl` runs before the config can start (prime-rl.md sections 2 and 5)."""
-    ids = {get_path(s, "env.taskset.id") for part in ("train", "eval")
-           for s in get_path(config, f"orchestrator.{part}.source", []) or []}
-    needs = [f"the taskset package {i!r} installed where `rl` runs (prime-rl imports it to resolve env.taskset.id)"
-             for i in sorted(x for x in ids if x)]
-    if method == "opd":
-        needs.append(f"the OPD teacher served at {get_path(config, 'orchestrator.algo.teacher.base_url')} "
-                     "(`rl` does not start it)")
-    return needs
-
-
-def _check_tokenizers(tokenizers_match: Any, inner: Any, model: str, label: str, warnings: list[str]) -> None:
-    """OPD needs one tokenizer for teacher and student (the teacher scores the student's tokens): refuse
-    different ones, warn about unchecked or inconclusive ones; other methods ignore the check, with a warning."""
-    verdict, tok_summary, tok_check = _tokenizer_verdict(tokenizers_match)
-    if inner.name == "opd":
-        if verdict == "different":
-            raise ValueError(
-                f"OPD needs the teacher and the student to share a tokenizer (the teacher scores the student's own "
-                f"token ids), and {inner.teacher} and {model} do not. {(tok_summary + ' ') if tok_summary else ''}Fix: pick a teacher of the same "
-                "family (same tokenizer), or distil with SFT on the teacher's completions instead."
-            )
-        if verdict is None:
-            warnings.append(
-                f"Tokenizers not checked: OPD needs {inner.teacher} and {model} to share a tokenizer. Run "
-                "check_tokenizers(teacher, student) and pass its result as tokenizers_match."
-            )
-        elif verdict == "unknown":
-            warnings.append(f"Tokenizer check was inconclusive: {tok_summary}")
-        if tok_check is not None and (tok_check.teacher, tok_check.student) != (inner.teacher, model):
-            warnings.append(
-                f"The tokenizer check compared {tok_check.teacher} with {tok_check.student}, not {inner.teacher} "
-                f"with {model}."
-            )
-        if tok_check is not None:
-            warnings.extend(w for w in tok_check.warnings if w not in warnings)
-    elif tokenizers_match is not None:
-        warnings.append(f"tokenizers_match applies to OPD only; {label} does not use a teacher, so it was not used.")
-
-
-def _tokenizer_verdict(tokenizers_match: Any) -> tuple[str | None, str, Any]:
-    """(verdict, summary, check) from a bool, None, a TokenizerCheck or its dict."""
-    if tokenizers_match is None:
-        return None, "", None
-    if isinstance(tokenizers_match, bool):
-        return ("same" if tokenizers_match else "different"), "", None
-    from pick_a_method.methods.tokenizer_check import TokenizerCheck
-
-    if isinstance(tokenizers_match, Mapping):
-        tokenizers_match = TokenizerCheck.model_validate(dict(tokenizers_match))
-    if isinstance(tokenizers_match, TokenizerCheck):
-        return tokenizers_match.verdict, tokenizers_match.summary, tokenizers_match
-    raise ValueError(
-        "tokenizers_match must be true, false, None or the result of check_tokenizers(teacher, student); "
-        f"got {tokenizers_match!r}"
-    )
 
 
 def _check_batch(batch: int, group_size: int) -> None:
@@ -485,96 +425,5 @@ def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, w
             f"{model} looks like a local folder: it must exist at that path on every machine where `rl` runs "
             "(trainer, vLLM and orchestrator all load it)."
         )
-
-
-def _version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str]:
-    """The version notes for the keys the config carries, and what to check on the GPU machine."""
-    notes = [note for prefix, note in VERSION_NOTES if _has_prefix(config, prefix)]
-    if re.search(r"-v1(@|$)", taskset):
-        notes.append(
-            f"{taskset!r} ends in '-v1', the naming prime-rl used before #3226: if it is a bundled taskset's old id, "
-            "drop the suffix; a taskset package of your own with that id is fine."
-        )
-    if "renderer" not in config["orchestrator"]:
-        notes.append(
-            f"[orchestrator.renderer] is left at name='auto', which prime-rl resolves from the model name at config "
-            f"time (#2540): {get_path(config, 'model.name')} is in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}."
-        )
-    notes.append(
-        f"Checked against this package's copy of prime-rl's schema at {PRIME_RL_VERSION}; a TOML for this commit is "
-        "rejected by v0.7.x and earlier, and later commits may rename keys. Validate on the GPU machine with "
-        "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
-    )
-    eval_sources = get_path(config, "orchestrator.eval.source", []) or []
-    if any(s.get("env") == get_path(config, "orchestrator.train.source.0.env") for s in eval_sources):
-        notes.append(
-            "The eval block reads the training taskset and split; for a held-out check pass eval_split (e.g. "
-            "eval_split='test' for reverse-text, whose split key is dataset_split) and/or eval_taskset, or drop the "
-            "eval with overrides={'orchestrator.eval': None}."
-        )
-    if method == "opsd":
-        notes.append(
-            f"prime-rl looks up demo_key {config['orchestrator']['algo'].get('demo_key')!r} in each row's `info`, "
-            "then as a top-level field; the taskset's rows must carry it."
-        )
-    return notes
-
-
-def _render(config: dict[str, Any], label: str, taskset: str, model: str, *, header_name: str) -> str:
-    """The TOML text, under a two-line header, checked to read back as ``config``."""
-    header = (
-        f"# prime-rl `rl` config: {_one_line(label)} on taskset {_one_line(taskset)}, model {_one_line(model)}.\n"
-        f"# Written by pick-a-method for prime-rl {PRIME_RL_VERSION}. Launch: uv run rl @ {_one_line(header_name)}\n"
-    )
-    text = header + tomli_w.dumps(config)
-    if tomllib.loads(text) != config:  # pragma: no cover - a TOML library bug would land here
-        raise RuntimeError("the TOML written does not read back as the config built; refusing to use it")
-    return text
-
-
-def _summary(
-    config: dict[str, Any], label: str, taskset: str, model: str, *, steps: int, lora: bool, gpus: tuple[int, int],
-    path: str | None, nodes: tuple[int, int] | None,
-) -> str:
-    """One sentence on what was built; batch and group are read from the final config, so overrides show."""
-    group = get_path(config, "orchestrator.group_size", 1)
-    batch = get_path(config, "orchestrator.batch_size")
-    prompts = batch // group if isinstance(batch, int) and group else None
-    shape = f"{steps} steps x {batch} rollouts ({prompts} prompts x {group})" if prompts else f"{steps} steps"
-    where = f"Wrote {path}" if path else "Built (not written)"
-    n_infer, n_train = gpus
-    hardware = f"{n_infer} inference + {n_train} trainer GPU(s)"
-    if nodes is not None:
-        hardware += f" on {nodes[0]} + {nodes[1]} node(s) under SLURM"
-    return f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, {'LoRA' if lora else 'full weights'}, {hardware}."
-
-
-def _next_step(
-    config: dict[str, Any], label: str, taskset: str, method: str, command: str, *, path: str | None
-) -> NextStep:
-    if path:
-        why = "Run it from a prime-rl checkout at the targeted commit on the GPU machine."
-    else:
-        why = (
-            "Save `text` as a .toml file (or call prime_rl_config again with out=<path>), then run the command from "
-            "a prime-rl checkout at the targeted commit on the GPU machine."
-        )
-    if method == "opd":
-        why += f" Start the teacher server ({get_path(config, 'orchestrator.algo.teacher.base_url')}) first; `rl` does not."
-    if not path:
-        why += f" A name for the file: {_slug(taskset)}-{_slug(label)}.toml."
-    return NextStep(why=why, command=command)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "config"
-
-
-def _one_line(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
-def _has_prefix(config: Mapping[str, Any], dotted: str) -> bool:
-    return get_path(config, dotted) is not None
 
 

@@ -19,6 +19,12 @@ PRIME_RL_VERSION = f"{PRIME_RL_COMMIT[:9]} ({PRIME_RL_TAG}, 2026-08-21)"
 # num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl.md section 2, "GPUs: [deployment]").
 PRIME_RL_GPUS_PER_NODE = 8
 
+# trainer.scheduler's warmup_steps default for linear and cosine (configs/trainer.py). A linear
+# schedule asked for with warmup alone gets decay_steps = 0 here (warm up, then hold the rate):
+# prime-rl's own decay default (10) would decay to min_lr over the last 10 steps of every run.
+PRIME_RL_WARMUP_STEPS = 10
+LINEAR_DECAY_STEPS = 0
+
 # vLLM's largest LoRA rank (prime-rl configs/inference.py, VALID_VLLM_LORA_RANKS: 1 ... 512): with
 # [inference], trainer.model.lora.rank above it is rejected.
 VLLM_MAX_LORA_RANK = 512

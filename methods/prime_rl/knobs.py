@@ -30,7 +30,13 @@ from pick_a_method.methods.prime_rl.args import (
     check_text,
     show,
 )
-from pick_a_method.methods.prime_rl.constants import SLURM_KEYS, TASKSET_SPLITS
+from pick_a_method.methods.prime_rl.constants import (
+    LINEAR_DECAY_STEPS,
+    PRIME_RL_GPUS_PER_NODE,
+    PRIME_RL_WARMUP_STEPS,
+    SLURM_KEYS,
+    TASKSET_SPLITS,
+)
 
 WANDB_KEYS = ("project", "name", "entity", "offline")
 CHECKPOINT_KEYS = ("interval", "keep_last", "resume")
@@ -151,11 +157,18 @@ def apply_nodes(config: dict[str, Any], split: tuple[int, int], per_node: int | 
     config["slurm"] = table
     out.honored["nodes"] = "deployment.num_train_nodes, deployment.num_infer_nodes"
     out.needs.append("a SLURM cluster: `rl` writes an sbatch script and submits it (sbatch)")
-    gpus = per_node or 8
+    gpus = per_node or PRIME_RL_GPUS_PER_NODE
+    if _lora_on(config):
+        out.notes.append("LoRA weights reach vLLM through the filesystem (prime-rl forces it with LoRA): output_dir "
+                         "must be on a filesystem every node shares.")
     out.notes.append(
         f"{n_train} trainer node(s) x {gpus} GPUs and {n_infer} inference node(s) x {gpus} GPUs under SLURM: each "
         "inference node runs gpus_per_node / inference.vllm.tensor_parallel_size vLLM engines behind one router."
     )
+
+
+def _lora_on(config: dict[str, Any]) -> bool:
+    return "lora" in config["trainer"].get("model", {})
 
 
 def apply_inference(config: dict[str, Any], max_model_len: Any, gpu_memory_utilization: Any, out: Applied) -> None:
@@ -246,11 +259,10 @@ def apply_scheduler(config: dict[str, Any], scheduler: Any, warmup_steps: Any, s
     if warmup_steps is not None:
         spec["warmup_steps"] = warmup_steps
     table = {"type": kind}
-    table["warmup_steps"] = as_int("warmup_steps", spec.get("warmup_steps", 10), 0, "steps of linear warmup.")
+    table["warmup_steps"] = as_int("warmup_steps", spec.get("warmup_steps", PRIME_RL_WARMUP_STEPS), 0, "steps of linear warmup.")
     if kind == "linear":
-        # warmup only (then a constant rate) unless decay_steps is given: prime-rl's default of 10 decay steps
-        # would decay to min_lr at the end of every run.
-        table["decay_steps"] = as_int("scheduler['decay_steps']", spec.get("decay_steps", 0), 0, "steps of decay.")
+        table["decay_steps"] = as_int("scheduler['decay_steps']", spec.get("decay_steps", LINEAR_DECAY_STEPS), 0,
+                                      "steps of decay.")
         if table["warmup_steps"] == 0 and table["decay_steps"] == 0:
             raise ValueError("scheduler 'linear' needs warmup_steps > 0 or decay_steps > 0; for a flat rate use "
                              "scheduler='constant'")

@@ -1,0 +1,121 @@
+"""What ``prime_rl_config`` reports besides the config: the TOML text (checked to read back), the summary,
+the next step, the version notes and what must exist where `rl` runs (``needs``)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+import tomli_w
+
+from pick_a_method.methods.prime_rl.constants import PRIME_RL_VERSION
+from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
+from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
+from pick_a_method.routing.verdicts import NextStep
+
+
+def needs(config: dict[str, Any], taskset: str, method: str) -> list[str]:
+    """What must exist where `rl` runs before the config can start (prime-rl.md sections 2 and 5)."""
+    ids = {get_path(s, "env.taskset.id") for part in ("train", "eval")
+           for s in get_path(config, f"orchestrator.{part}.source", []) or []}
+    needs = [f"the taskset package {i!r} installed where `rl` runs (prime-rl imports it to resolve env.taskset.id)"
+             for i in sorted(x for x in ids if x)]
+    if method == "opd":
+        needs.append(f"the OPD teacher served at {get_path(config, 'orchestrator.algo.teacher.base_url')} "
+                     "(`rl` does not start it)")
+    return needs
+
+
+def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str]:
+    """The version notes for the keys the config carries, and what to check on the GPU machine."""
+    notes = [note for prefix, note in VERSION_NOTES if _has_prefix(config, prefix)]
+    if re.search(r"-v1(@|$)", taskset):
+        notes.append(
+            f"{taskset!r} ends in '-v1', the naming prime-rl used before #3226: if it is a bundled taskset's old id, "
+            "drop the suffix; a taskset package of your own with that id is fine."
+        )
+    if "renderer" not in config["orchestrator"]:
+        notes.append(
+            f"[orchestrator.renderer] is left at name='auto', which prime-rl resolves from the model name at config "
+            f"time (#2540): {get_path(config, 'model.name')} is in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}."
+        )
+    notes.append(
+        f"Checked against this package's copy of prime-rl's schema at {PRIME_RL_VERSION}; a TOML for this commit is "
+        "rejected by v0.7.x and earlier, and later commits may rename keys. Validate on the GPU machine with "
+        "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
+    )
+    eval_sources = get_path(config, "orchestrator.eval.source", []) or []
+    if any(s.get("env") == get_path(config, "orchestrator.train.source.0.env") for s in eval_sources):
+        notes.append(
+            "The eval block reads the training taskset and split; for a held-out check pass eval_split (e.g. "
+            "eval_split='test' for reverse-text, whose split key is dataset_split) and/or eval_taskset, or drop the "
+            "eval with overrides={'orchestrator.eval': None}."
+        )
+    if method == "opsd":
+        notes.append(
+            f"prime-rl looks up demo_key {config['orchestrator']['algo'].get('demo_key')!r} in each row's `info`, "
+            "then as a top-level field; the taskset's rows must carry it."
+        )
+    return notes
+
+
+def render(config: dict[str, Any], label: str, taskset: str, model: str, *, header_name: str) -> str:
+    """The TOML text, under a two-line header, checked to read back as ``config``."""
+    header = (
+        f"# prime-rl `rl` config: {_one_line(label)} on taskset {_one_line(taskset)}, model {_one_line(model)}.\n"
+        f"# Written by pick-a-method for prime-rl {PRIME_RL_VERSION}. Launch: uv run rl @ {_one_line(header_name)}\n"
+    )
+    text = header + tomli_w.dumps(config)
+    if tomllib.loads(text) != config:  # pragma: no cover - a TOML library bug would land here
+        raise RuntimeError("the TOML written does not read back as the config built; refusing to use it")
+    return text
+
+
+def summary(
+    config: dict[str, Any], label: str, taskset: str, model: str, *, steps: int, lora: bool, gpus: tuple[int, int],
+    path: str | None, nodes: tuple[int, int] | None,
+) -> str:
+    """One sentence on what was built; batch and group are read from the final config, so overrides show."""
+    group = get_path(config, "orchestrator.group_size", 1)
+    batch = get_path(config, "orchestrator.batch_size")
+    prompts = batch // group if isinstance(batch, int) and group else None
+    shape = f"{steps} steps x {batch} rollouts ({prompts} prompts x {group})" if prompts else f"{steps} steps"
+    where = f"Wrote {path}" if path else "Built (not written)"
+    n_infer, n_train = gpus
+    hardware = f"{n_infer} inference + {n_train} trainer GPU(s)"
+    if nodes is not None:
+        hardware += f" on {nodes[0]} + {nodes[1]} node(s) under SLURM"
+    return f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, {'LoRA' if lora else 'full weights'}, {hardware}."
+
+
+def next_step(
+    config: dict[str, Any], label: str, taskset: str, method: str, command: str, *, path: str | None
+) -> NextStep:
+    if path:
+        why = "Run it from a prime-rl checkout at the targeted commit on the GPU machine."
+    else:
+        why = (
+            "Save `text` as a .toml file (or call prime_rl_config again with out=<path>), then run the command from "
+            "a prime-rl checkout at the targeted commit on the GPU machine."
+        )
+    if method == "opd":
+        why += f" Start the teacher server ({get_path(config, 'orchestrator.algo.teacher.base_url')}) first; `rl` does not."
+    if not path:
+        why += f" A name for the file: {_slug(taskset)}-{_slug(label)}.toml."
+    return NextStep(why=why, command=command)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "config"
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _has_prefix(config: Mapping[str, Any], dotted: str) -> bool:
+    return get_path(config, dotted) is not None
+
+
