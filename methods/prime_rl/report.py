@@ -53,6 +53,12 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
             "eval_split='test' for reverse-text, whose split key is dataset_split) and/or eval_taskset, or drop the "
             "eval with overrides={'orchestrator.eval': None}."
         )
+    if "inference" in config and get_path(config, "inference.vllm.max_model_len") is None:
+        notes.append(
+            f"inference.vllm.max_model_len is unset, so vLLM serves the model's full context while the trainer cuts "
+            f"samples at seq_len {get_path(config, 'seq_len')}; pass max_model_len (and gpu_memory_utilization) to "
+            "bound what vLLM holds."
+        )
     if method == "opsd":
         notes.append(
             f"prime-rl looks up demo_key {config['orchestrator']['algo'].get('demo_key')!r} in each row's `info`, "

@@ -197,3 +197,28 @@ def test_full_weights_use_nccl_and_it_needs_two_gpus():
         make(lora=False, overrides={"deployment": {"num_infer_gpus": 0, "num_train_gpus": 1}, "inference": None,
                                     "trainer.weight_broadcast": {"type": "nccl"},
                                     "orchestrator.weight_broadcast": {"type": "nccl"}})
+
+
+def test_the_cli_flags_reach_the_same_arguments(capsys):
+    import json
+
+    from pick_a_method.server import cli
+
+    argv = ["prime-rl-config", "reverse-text", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct", "--renderer", "default",
+            "--max-model-len", "8192", "--gpu-memory-utilization", "0.8", "--output-dir", "/o", "--no-checkpoint",
+            "--inference-nodes", "1", "--trainer-nodes", "2", "--gpus", "4", "--eval-split", "dataset_split=test",
+            "--override", "trainer.optim.weight_decay=0.0", "--wandb", "offline=true", "--json"]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    got = json.loads(capsys.readouterr().out)
+    want = prime_rl_config("reverse-text", "grpo", model="Qwen/Qwen2.5-7B-Instruct", renderer="default",
+                           max_model_len=8192, gpu_memory_utilization=0.8, output_dir="/o", checkpoint=False,
+                           nodes={"inference": 1, "trainer": 2}, gpus=4, eval_split={"dataset_split": "test"},
+                           overrides={"trainer.optim.weight_decay": 0.0}, wandb={"offline": True})
+    assert got["config"] == want.config and got["honored"] == want.honored
+    assert validate_prime_rl(got["config"]) == []
+
+
+def test_a_deployment_override_of_another_type_replaces_the_table():
+    res = make(gpus=16, overrides={"deployment": {"type": "multi_node", "num_train_nodes": 1, "num_infer_nodes": 1},
+                                   "slurm": {"job_name": "x"}})
+    assert res.config["deployment"] == {"type": "multi_node", "num_train_nodes": 1, "num_infer_nodes": 1}
