@@ -1,9 +1,9 @@
 """The caller's overrides: dotted prime-rl paths (its own CLI paths, with list indices such as
 ``orchestrator.train.source.0.env.taskset.dataset_split``) set on the built config before it is checked.
 
-A table value merges into the table there, except where it names a different ``type`` (a
-discriminated union such as ``trainer.loss`` or ``trainer.scheduler``): then it replaces the table,
-since the old variant's keys are not keys of the new one. ``None`` deletes a key (TOML has no null).
+A table value merges into the table there, except where it names a ``type`` the table there does
+not already have (a discriminated union such as ``trainer.loss``, ``trainer.scheduler`` or
+``deployment``): then it replaces the table, since the old variant's keys are not keys of the new one. ``None`` deletes a key (TOML has no null).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _merges(old: Any, new: Any) -> bool:
     """A table merges into a table, unless it switches the variant of a union (a different `type`)."""
     if not (isinstance(old, dict) and isinstance(new, dict)):
         return False
-    return "type" not in new or new["type"] == old.get("type", new["type"])
+    return "type" not in new or new["type"] == old.get("type")
 
 
 def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
