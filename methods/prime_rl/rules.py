@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pick_a_method.methods.prime_rl.constants import (
+    MULTI_AGENT_SEATS,
     PRIME_RL_GPUS_PER_NODE,
     PROTECTED_ENV_VARS,
     TASKSET_COMMON_KEYS,
@@ -168,6 +169,10 @@ def _taskset_keys(where: str, env: Mapping[str, Any], problems: list[str]) -> No
     known = TASKSET_KEYS.get(taskset.get("id"))
     if known is None or "id" in env:  # an env class of its own may narrow the taskset differently
         return
+    seats = MULTI_AGENT_SEATS.get(taskset["id"])
+    if seats is not None and "agent" in env:  # a multi-agent env names its own seats instead of env.agent
+        problems.append(f"{where.rsplit('.', 1)[0]}.agent: the {taskset['id']!r} env has no single agent; its seats are "
+                        f"{', '.join(seats)} (e.g. {where.rsplit('.', 1)[0]}.{seats[0]}.max_turns)")
     for key, value in taskset.items():
         if key in TASKSET_COMMON_KEYS:
             continue

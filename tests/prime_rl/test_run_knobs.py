@@ -222,3 +222,9 @@ def test_a_deployment_override_of_another_type_replaces_the_table():
     res = make(gpus=16, overrides={"deployment": {"type": "multi_node", "num_train_nodes": 1, "num_infer_nodes": 1},
                                    "slurm": {"job_name": "x"}})
     assert res.config["deployment"] == {"type": "multi_node", "num_train_nodes": 1, "num_infer_nodes": 1}
+
+
+def test_a_multi_agent_env_has_no_single_agent_seat():
+    with pytest.raises(ValueError, match=r"env.agent: the 'kuhn-poker' env has no single agent; its seats are player0"):
+        prime_rl_config("kuhn-poker", "rae", model="Qwen/Qwen3-0.6B", knobs={"group_size": 1},
+                        overrides={"orchestrator.train.source.0.env.agent.max_turns": 2})
