@@ -11,17 +11,22 @@ A trajectory is a mapping with these fields (only ``reward`` and ``logprobs`` ar
 ``teacher_logprobs``   the teacher's log-prob of each sampled token (OPD, OPSD)
 ``action_mask``        False on tokens the environment wrote (alias ``mask``); absent = all True
 ``group``              which prompt the rollout answered (first present of ``group``, ``group_id``,
-                       ``task_id``, ``scenario_id``, ``prompt``), for the grouped methods
+                       ``task_id``, ``scenario_id``, ``prompt``), for the grouped methods; the field
+                       and the value's kind count (``group=1`` and ``task_id="1"`` are two groups)
 ``agent``              whose EMA baseline the trajectory uses (rae)
 ``staleness``          how many policy versions old the trajectory is (alias ``lag``), for Async
 =====================  ==========================================================================
 
-Every per-token field must have as many entries as ``logprobs``. Other keys are kept in ``info``.
+Every per-token field must have as many entries as ``logprobs``: a list, a numpy array, or a torch
+tensor of any float dtype (bf16 included, read exactly; a tensor's grad is never followed). Rewards keep
+their precision (float32, or float64 when asked), never the half dtype of the log-probs. Other keys
+are kept in ``info``.
 This module imports torch only inside functions.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import struct
@@ -56,15 +61,58 @@ def _as_row(value: Any, index: int, name: str) -> Any:
 
     if isinstance(value, (str, bytes)) or isinstance(value, Mapping):
         raise ValueError(f"trajectory {index}: {name} must be a sequence of numbers, got {type(value).__name__}")
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        value = value.detach().cpu().numpy()
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor (it may carry grad, be on a GPU, be bf16)
+        value = _tensor_row(value, index, name)
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
             raise ValueError(f"trajectory {index}: {name} must be one-dimensional, got shape {tuple(value.shape)}")
+        if value.dtype.kind not in "fiub" or (value.dtype.kind == "b" and name not in ("action_mask", "mask")):
+            raise ValueError(
+                f"trajectory {index}: {name} is a numpy array of {value.dtype}; it must hold real numbers"
+            )
         return value
     if not isinstance(value, Sequence):
         raise ValueError(f"trajectory {index}: {name} must be a sequence of numbers, got {type(value).__name__}")
     return value
+
+
+def _tensor_row(value: Any, index: int, name: str) -> Any:
+    """A torch tensor field as a numpy array, its values exact: bf16 (which numpy cannot hold) and fp16 widen to
+    float64; a complex or bool tensor (bool only as a mask) is refused naming the trajectory and the field."""
+    import torch
+
+    t = value.detach()
+    if t.is_complex() or (t.dtype == torch.bool and name not in ("action_mask", "mask")):
+        raise ValueError(f"trajectory {index}: {name} is a {t.dtype} tensor; it must hold real numbers")
+    if t.is_floating_point() and t.dtype not in (torch.float32, torch.float64):
+        t = t.to(torch.float64)  # every bf16 / fp16 / fp8 value is exact in float64
+    try:
+        return t.cpu().numpy()
+    except (TypeError, RuntimeError) as exc:
+        raise ValueError(
+            f"trajectory {index}: {name} is a {t.dtype} tensor that cannot be read as numbers ({exc})"
+        ) from None
+
+
+def _reward_value(r: Any, index: int) -> float:
+    """A trajectory's reward as a float, kept at full precision: a number, a bool, or a one-element tensor/array."""
+    if isinstance(r, bool):
+        return float(r)
+    if hasattr(r, "shape") and hasattr(r, "dtype") and not isinstance(r, numbers.Real):  # a tensor or a numpy array
+        size = getattr(r, "numel", None)
+        n = size() if callable(size) else getattr(r, "size", None)
+        if n != 1 or getattr(r, "is_complex", lambda: False)():
+            raise ValueError(f"trajectory {index}: reward must be one finite number, got an array of shape "
+                             f"{tuple(r.shape)}")
+        item = r.detach().to("cpu").double().item() if hasattr(r, "detach") else float(r.reshape(()))
+        r = item
+    try:
+        finite = isinstance(r, numbers.Real) and math.isfinite(float(r))
+    except OverflowError:  # an int past 1.8e308
+        finite = False
+    if not finite:
+        raise ValueError(f"trajectory {index}: reward must be a finite number, got {r!r}")
+    return float(r)
 
 
 def _bad_entry(row: Sequence[Any], index: int, name: str) -> ValueError:
@@ -114,12 +162,18 @@ class Batch:
         if B == 0 or T == 0:
             raise ValueError(f"Batch is empty (logprobs has shape {(B, T)})")
         device = self.logprobs.device
+        # rewards keep their precision: a list or an integer tensor becomes float32/64, never a half dtype
         if not isinstance(self.rewards, torch.Tensor):
-            self.rewards = torch.as_tensor(self.rewards, dtype=self.logprobs.dtype, device=device)
+            try:
+                self.rewards = torch.as_tensor(self.rewards, dtype=reward_dtype(self.logprobs.dtype), device=device)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise ValueError(f"Batch.rewards must be [B] numbers ({exc})") from None
         if self.rewards.shape != (B,):
             raise ValueError(f"Batch.rewards must have shape [B] = [{B}], got {list(self.rewards.shape)}")
+        if self.rewards.is_complex():
+            raise ValueError(f"Batch.rewards must be real numbers, got {self.rewards.dtype}")
         if not self.rewards.is_floating_point():
-            self.rewards = self.rewards.to(self.logprobs.dtype)
+            self.rewards = self.rewards.to(reward_dtype(self.logprobs.dtype))
         for name in ("behavior_logprobs", "values", "teacher_logprobs"):
             value = getattr(self, name)
             if value is None:
@@ -127,6 +181,8 @@ class Batch:
             if not isinstance(value, torch.Tensor) or value.shape != (B, T):
                 shape = list(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
                 raise ValueError(f"Batch.{name} must be a [B, T] = [{B}, {T}] tensor like logprobs, got {shape}")
+            if value.is_complex():
+                raise ValueError(f"Batch.{name} must be real numbers, got {value.dtype}")
             if not value.is_floating_point():
                 setattr(self, name, value.to(self.logprobs.dtype))
         if self.lengths is not None:
@@ -204,8 +260,11 @@ class Batch:
                 return None
             return x.to(device=device, dtype=dtype if (floating and dtype is not None) else None)
 
+        rewards = self.rewards.to(device=device)
+        if dtype is not None:
+            rewards = rewards.to(reward_dtype(dtype))
         return Batch(
-            rewards=move(self.rewards, True),
+            rewards=rewards,
             logprobs=move(self.logprobs, True),
             mask=move(self.mask, False),
             behavior_logprobs=move(self.behavior_logprobs, True),
@@ -218,6 +277,22 @@ class Batch:
             info=self.info,
             missing=dict(self.missing),
         )
+
+    def detached(self) -> "Batch":
+        """The same batch with every tensor detached from autograd (views: no copy). The update rules read this:
+        a trainer's log-probs carry their graph, and a rule must never differentiate through its own coefficients."""
+        if not any(
+            x is not None and x.requires_grad
+            for x in (self.rewards, self.logprobs, self.behavior_logprobs, self.values, self.teacher_logprobs)
+        ):
+            return self
+        out = copy.copy(self)
+        for name in ("rewards", "logprobs", "behavior_logprobs", "values", "teacher_logprobs"):
+            x = getattr(self, name)
+            if x is not None:
+                setattr(out, name, x.detach())
+        out._float_mask = None
+        return out
 
     # -- construction from trajectory dicts -----------------------------------------------------
 
@@ -265,16 +340,7 @@ class Batch:
                 )
             if "reward" not in traj:
                 raise ValueError(f"trajectory {i} has no 'reward' (a finite number, or a bool)")
-            r = traj["reward"]
-            if isinstance(r, bool):
-                r = float(r)
-            try:
-                finite = isinstance(r, numbers.Real) and math.isfinite(float(r))
-            except OverflowError:  # an int past 1.8e308
-                finite = False
-            if not finite:
-                raise ValueError(f"trajectory {i}: reward must be a finite number, got {r!r}")
-            rewards[i] = float(r)
+            rewards[i] = _reward_value(traj["reward"], i)
 
             if traj.get("logprobs") is None:
                 raise ValueError(f"trajectory {i} has no 'logprobs' (one log-prob per generated token)")
@@ -381,12 +447,13 @@ class Batch:
                     "give every trajectory the same group field, or none"
                 )
             ids: dict[Any, int] = {}
-            groups = torch.tensor([ids.setdefault(k[1], len(ids)) for k in group_keys], dtype=torch.int64)
+            # a group is its field and its value's kind and value: group=1, task_id="1" and task_id=1 are three groups
+            groups = torch.tensor([ids.setdefault(k, len(ids)) for k in group_keys], dtype=torch.int64)
             groups = groups.to(device)
 
         mask_t = torch.from_numpy(mask_arr).to(device)
         batch = cls(
-            rewards=torch.from_numpy(rewards).to(device=device, dtype=dtype),
+            rewards=torch.from_numpy(rewards).to(device=device, dtype=reward_dtype(dtype)),
             logprobs=logprobs,
             mask=mask_t,
             lengths=torch.from_numpy(lengths).to(device),
@@ -401,14 +468,25 @@ class Batch:
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return str(value)
+    """A group key that keeps the value's kind: ``1`` and ``"1"`` are different groups (a number and a string),
+    ``1`` and ``1.0`` the same number; ``True`` is a bool, not the number 1."""
+    if value is None or isinstance(value, (str, bool)):
+        return (type(value).__name__, value)
+    if isinstance(value, numbers.Real):
+        return ("number", float(value) if not isinstance(value, int) else value)
     try:
         import json
 
-        return json.dumps(value, sort_keys=True, default=str)
+        return ("json", json.dumps(value, sort_keys=True, default=str))
     except (TypeError, ValueError):
-        return repr(value)
+        return ("repr", repr(value))
+
+
+def reward_dtype(dtype: "torch.dtype | None") -> "torch.dtype":
+    """The dtype rewards are kept in: float64 stays float64, anything else (half precision included) is float32."""
+    import torch
+
+    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 def as_batch(batch: Any, *, dtype: "torch.dtype | None" = None, device: Any = None) -> Batch:

@@ -21,6 +21,17 @@ TEMPERATURE_MAX = 2.0
 # One rollout per prompt is what the single-rollout methods assume (FlashReinforce, SAO, BPCO).
 SINGLE_ROLLOUT_SAMPLES = 1
 
+# Cap on the importance ratio pi_train / pi_sampler inside the coefficients, rho -> min(rho, cap) (truncated
+# importance sampling; the knob is `ratio_cap`, inf disables it). 20 is verl's truncation in its DPPO losses
+# (verl core_algos.py compute_policy_loss_dppo_tv and _dppo_kl: clamp(ratio, max=clip_ratio_c), clip_ratio_c
+# default 20.0; DPPO arXiv:2602.04879), the nearest published rule to ours: a trust test on the token's
+# probability (or Bernoulli KL) that leaves the ratio itself unbounded above. Without it a token whose sampler
+# probability was tiny weighs up to e^20 (BPCO, Async ipo) or e^30 (FlashReinforce) times the others, and
+# FlashReinforce's trust gate bounds only the *mean* drift of a row. (verl's vanilla PPO dual-clip uses 3.0 for
+# negative advantages; TIS caps are 2-5, see ASYNC_TIS_CAP.) The gate, clip and band knobs still decide what
+# is kept; the cap only bounds what a kept token weighs, and a note says when it binds.
+RATIO_CAP = 20.0
+
 # --------------------------------------------------------------------------------------------
 # Group-relative methods: grpo, max_rl, rae (prime-rl algorithms)
 # --------------------------------------------------------------------------------------------
@@ -85,6 +96,11 @@ OPD_LEARNING_RATE_FULL = 1e-6
 # Log-ratio clamp (teacher minus student log-prob) before any exp in the sampled-token forward-KL
 # and JSD forms: the same +-20 verl applies to its KL estimators and rollout corrections.
 OPD_LOG_RATIO_CLAMP = 20.0
+
+# The forward-KL coefficient is the importance weight pi_T/pi_S minus 1: capped at RATIO_CAP (verl's DPPO
+# truncation, above). No distillation peer caps this term (verl's and TRL's sampled-token forms are reverse
+# KL, which forms no ratio); the cap is ours, a knob (`ratio_cap`), and inf gives the uncapped estimator.
+OPD_RATIO_CAP = RATIO_CAP
 
 # --------------------------------------------------------------------------------------------
 # OPSD: on-policy self-distillation (the student, given privileged text, is its own teacher)
@@ -152,6 +168,17 @@ ASYNC_TIS_CAP = 2.0
 # Log-ratio clamp before exp in the Async corrections (verl rollout correction, +-20).
 ASYNC_LOG_RATIO_CLAMP = 20.0
 
+# Cap on rho in the kept coefficients (RATIO_CAP, verl's DPPO truncation). It binds only under ipo: icepop
+# keeps rho <= ratio[1] (5) and tis caps at `cap` (2). prime-rl's own ipo does not cap rho (its loss is
+# keep * A * rho, with rho unclipped), so a prime-rl config cannot carry this knob.
+ASYNC_RATIO_CAP = RATIO_CAP
+
+# What our ipo leaves out of prime-rl's ipo loss: prime-rl adds kl_tau * (log rho)^2 on every loss token
+# (kl_tau = 1e-3, trainer/rl/loss.py ipo_loss_fn, commit 559b44772), a penalty whose gradient is
+# 2 kl_tau log(rho) grad log pi. A coefficient rule cannot add it without changing what the coefficients mean
+# (it is a separate loss term), so Async omits it; a trainer that wants it adds it to the loss itself.
+PRIME_RL_IPO_KL_TAU = 1e-3
+
 # --------------------------------------------------------------------------------------------
 # FlashReinforce: Hu et al. 2026 (NVIDIA, FlashREINFORCE; reference loss
 # github.com/yifanzhang-pro/FlashREINFORCE, trainer NVIDIA-NeMo/labs-molt)
@@ -178,8 +205,13 @@ FLASH_REINFORCE_LEARNING_RATE = 1e-6
 FLASH_REINFORCE_LEARNING_RATE_LORA = 1e-4
 
 # Log-ratio clamp before exp in the importance ratio (Hu et al. App. A; labs-molt uses +-30).
-# The reference loss raises on overflow instead; we clamp and count clamped tokens in the stats.
+# The reference loss raises on overflow instead; we clamp (a numeric guard, under the cap below).
 FLASH_REINFORCE_LOG_RATIO_CLAMP = 30.0
+
+# Cap on the ratio itself (RATIO_CAP above). The paper's reference loss has none (it raises on overflow);
+# its trust gate bounds a row's mean Bernoulli KL, and one token of a 1000-token row can pass it with a ratio
+# of 1e5. ratio_cap=inf gives the paper's rule.
+FLASH_REINFORCE_RATIO_CAP = RATIO_CAP
 
 # Probabilities are clamped to [floor, 1 - floor] in the Bernoulli KL (reference loss).
 FLASH_REINFORCE_PROBABILITY_FLOOR = 1e-6
@@ -248,6 +280,11 @@ BPCO_CRITIC_LEARNING_RATE = 1e-5
 
 # Log-ratio clamp before exp (release compute_policy_loss_dppo_tv).
 BPCO_LOG_RATIO_CAP = 20.0
+
+# Cap on the ratio in the coefficients (RATIO_CAP: upstream verl's dppo_tv truncates at 20; the golden_critic
+# release predates that and does not). The binary-TV test bounds a positive-advantage token's ratio by
+# 1 + clip/mu, but not a negative-advantage token whose probability rose.
+BPCO_RATIO_CAP = RATIO_CAP
 
 # --------------------------------------------------------------------------------------------
 # GroupwiseGrading: MiMo-V2.6 technical report (Xiaomi 2026) section 4.3

@@ -285,6 +285,7 @@ class OPD(Method):
     base_url: Union[str, None] = None
     divergence: _choice(D.DIVERGENCES, D.OPD_DIVERGENCE) = D.OPD_DIVERGENCE
     top_k: _int_knob(1, D.OPD_TOP_K) = D.OPD_TOP_K
+    ratio_cap: _float_knob(1.0, None, D.OPD_RATIO_CAP, lo_open=False, allow_inf=True) = D.OPD_RATIO_CAP
     samples: _int_knob(1, D.OPD_SAMPLES) = D.OPD_SAMPLES
     temperature: TEMPERATURE = D.OPD_TEMPERATURE
     max_tokens: _int_knob(1, D.OPD_MAX_TOKENS) = D.OPD_MAX_TOKENS
@@ -399,6 +400,7 @@ class OPSD(Method):
     name: ClassVar[str] = "opsd"
     privileged: str = D.OPSD_PRIVILEGED
     divergence: _choice(D.DIVERGENCES, D.OPSD_DIVERGENCE) = D.OPSD_DIVERGENCE
+    ratio_cap: _float_knob(1.0, None, D.OPD_RATIO_CAP, lo_open=False, allow_inf=True) = D.OPD_RATIO_CAP
     anchor: Annotated[str, BeforeValidator(_parse_anchor)] = f"{D.OPSD_ANCHOR}:{D.OPSD_EMA_RATE:g}"
     samples: _int_knob(1, D.OPSD_SAMPLES) = D.OPSD_SAMPLES
     temperature: TEMPERATURE = D.OPSD_TEMPERATURE
@@ -496,6 +498,8 @@ class Async(Method):
     its lag). Each kept token's coefficient is then corrected with the importance ratio
     rho = pi_train/pi_sampler: ``ipo`` keeps rho*c where |pi_train - pi_sampler| <= ipo_threshold,
     ``icepop`` keeps rho*c where low <= rho <= high (inclusive), ``tis`` multiplies c by min(rho, cap).
+    Every kept rho is also capped at ``ratio_cap`` (default 20, verl's DPPO truncation; it binds only under
+    ipo). Our ipo leaves out prime-rl's ``kl_tau * (log rho)^2`` loss term (see ``defaults``).
     """
 
     name: ClassVar[str] = "async"
@@ -507,6 +511,7 @@ class Async(Method):
     ipo_threshold: _float_knob(0.0, 1.0, D.ASYNC_IPO_THRESHOLD) = D.ASYNC_IPO_THRESHOLD
     ratio: tuple[float, float] = D.ASYNC_ICEPOP_RATIO
     cap: _float_knob(1.0, None, D.ASYNC_TIS_CAP, lo_open=False) = D.ASYNC_TIS_CAP
+    ratio_cap: _float_knob(1.0, None, D.ASYNC_RATIO_CAP, lo_open=False, allow_inf=True) = D.ASYNC_RATIO_CAP
 
     @model_validator(mode="before")
     @classmethod
@@ -563,6 +568,7 @@ class FlashReinforce(Method):
 
     trust: _float_knob(0.0, None, D.FLASH_REINFORCE_TRUST, allow_inf=True) = D.FLASH_REINFORCE_TRUST
     off_policy_steps: _int_knob(0, D.FLASH_REINFORCE_OFF_POLICY_STEPS) = D.FLASH_REINFORCE_OFF_POLICY_STEPS
+    ratio_cap: _float_knob(1.0, None, D.FLASH_REINFORCE_RATIO_CAP, lo_open=False, allow_inf=True) = D.FLASH_REINFORCE_RATIO_CAP
     temperature: TEMPERATURE = D.FLASH_REINFORCE_TEMPERATURE
     max_tokens: _int_knob(1, D.FLASH_REINFORCE_MAX_TOKENS) = D.FLASH_REINFORCE_MAX_TOKENS
     learning_rate: _optional_rate(
@@ -640,6 +646,7 @@ class BPCO(Method):
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
 
     clip: _float_knob(0.0, 1.0, D.BPCO_CLIP) = D.BPCO_CLIP
+    ratio_cap: _float_knob(1.0, None, D.BPCO_RATIO_CAP, lo_open=False, allow_inf=True) = D.BPCO_RATIO_CAP
     gae_alpha: _float_knob(0.0, None, D.BPCO_GAE_ALPHA) = D.BPCO_GAE_ALPHA
     reward_range: tuple[float, float] = D.BPCO_REWARD_RANGE
     critic_warmup: _int_knob(0, D.BPCO_CRITIC_WARMUP) = D.BPCO_CRITIC_WARMUP

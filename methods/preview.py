@@ -310,12 +310,8 @@ def _judge(
 
     # how much of the batch this rule threw away for staleness
     lost = 1.0 - share
-    if name == "sao":
+    if name in ("sao", "bpco", "async"):  # band-masked, clipped, or correction-masked tokens: one stats name
         lost = max(lost, stats.get("masked_token_share", 0.0))
-    elif name == "bpco":
-        lost = max(lost, stats.get("clipped_token_share", 0.0))
-    elif name == "async":
-        lost = max(lost, 1.0 - stats.get("kept_token_share", 1.0))
 
     if n_adm == 0:
         step = _stale_step(obj, drift)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 
@@ -20,30 +21,84 @@ TOKEN_MEAN = "1/N: each action token of the global batch weighs 1/N"
 OFF_POLICY_TOLERANCE = 1e-3
 
 
+HALF = (torch.float16, torch.bfloat16)
+
+
+def compute_dtype(dtype: torch.dtype | None) -> torch.dtype | None:
+    """The dtype a rule computes in: a requested half dtype is computed in float32 (exp and log need the range)."""
+    return torch.float32 if dtype in HALF else dtype
+
+
 def prepare(batch: Any, dtype: torch.dtype | None = None, device: Any = None) -> Batch:
-    """A Batch in float32 or float64 (half precision is promoted to float32 before any exp/log)."""
-    b = as_batch(batch, dtype=dtype, device=device)
+    """The batch a rule reads: detached from autograd, in float32 or float64 (half precision is promoted).
+
+    Detaching is the rule's contract, not the caller's: a trainer hands over the log-probs it will call
+    ``loss()`` on, still carrying their graph, and coefficients built from them must be constants.
+    """
+    b = as_batch(batch, dtype=compute_dtype(dtype), device=device).detached()
     if b.dtype not in FLOATS:
         b = b.to(dtype=torch.float32)
     return b
 
 
-def use_distributed(flag: bool | None) -> bool:
-    """True when batch statistics must be all-reduced: ``flag`` None means "when initialized"."""
-    if flag is False:
-        return False
+def source_dtype(batch: Any, dtype: torch.dtype | None) -> torch.dtype | None:
+    """The dtype the caller's log-probs come in (the one their gradient will have)."""
+    if dtype is not None:
+        return dtype
+    return batch.logprobs.dtype if isinstance(batch, Batch) else None
+
+
+class Reducer(NamedTuple):
+    """Where batch statistics are summed: over ``group``'s ranks when ``enabled``, else this process only."""
+
+    enabled: bool
+    group: Any = None
+    note: str | None = None  # said when a process group exists but none was asked for
+
+
+def reducer(distributed: bool | None, process_group: Any = None) -> Reducer:
+    """Decide where the rule's global sums (batch size, reward sum, action tokens) are taken.
+
+    * ``process_group=<group>``: over that group's ranks (the data-parallel group; this rank must be in it);
+    * ``distributed=True``: over the default (world) group;
+    * neither (the default): this process's batch only, even when torch.distributed is initialized, because
+      the world group may hold ranks that are not running this update (tensor or pipeline parallel, or
+      ranks that skip it), and an all-reduce they never join hangs. A note says so when a group exists.
+    """
     ready = torch.distributed.is_available() and torch.distributed.is_initialized()
-    if flag is True and not ready:
-        raise ValueError("distributed=True but torch.distributed is not initialized (call init_process_group first)")
-    return ready
+    if process_group is not None:
+        if distributed is False:
+            raise ValueError("distributed=False contradicts process_group=...: give one of them")
+        if not ready:
+            raise ValueError("process_group given but torch.distributed is not initialized (call init_process_group)")
+        if torch.distributed.get_rank(process_group) < 0:
+            raise ValueError(
+                f"this rank ({torch.distributed.get_rank()}) is not a member of process_group: only the ranks of "
+                "the group may call the update with it"
+            )
+        return Reducer(True, process_group)
+    if distributed is True:
+        if not ready:
+            raise ValueError(
+                "distributed=True but torch.distributed is not initialized (call init_process_group first)"
+            )
+        return Reducer(True, None)
+    note = None
+    if distributed is None and ready and torch.distributed.get_world_size() > 1:
+        note = (
+            "torch.distributed is initialized but no process_group was given: batch statistics (baseline, B, N) "
+            "are this rank's batch only. Pass process_group=<your data-parallel group> (or distributed=True for "
+            "the world group) to take them over the global batch."
+        )
+    return Reducer(False, None, note)
 
 
-def global_sums(values: Sequence[Any], enabled: bool, device: torch.device) -> list[float]:
-    """Sum each value over the data-parallel ranks (one all-reduce); plain floats when not distributed."""
+def global_sums(values: Sequence[Any], red: Reducer, device: torch.device) -> torch.Tensor:
+    """Each value summed over the reducer's ranks, as one float64 tensor on ``device`` (one all-reduce, no host sync)."""
     t = torch.stack([torch.as_tensor(v, dtype=torch.float64, device=device).reshape(()) for v in values])
-    if enabled:
-        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM)
-    return [float(x) for x in t.tolist()]
+    if red.enabled:
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM, group=red.group)
+    return t
 
 
 def first_true(flags: torch.Tensor) -> tuple[int, ...]:
@@ -100,16 +155,20 @@ def check_token_field(b: Batch, name: str, x: torch.Tensor, *, nonpositive: bool
 
 
 def field_clean(b: Batch, name: str, x: torch.Tensor, *, validate: bool, nonpositive: bool) -> bool:
-    """``check_token_field`` when validating; otherwise only report whether x is finite everywhere."""
+    """``check_token_field`` when validating; otherwise whether x is finite everywhere, which picks the faster
+    masking. On a GPU without validation it answers False (the NaN-safe path) rather than pay a host sync."""
     if validate:
         return check_token_field(b, name, x, nonpositive=nonpositive)
+    if x.is_cuda:
+        return False
     return bool(torch.isfinite(x.sum()))
 
 
-def action_counts(b: Batch, mf: torch.Tensor) -> torch.Tensor:
-    """Action tokens per trajectory [B] (float); a trajectory without one is refused by name."""
+def action_counts(b: Batch, mf: torch.Tensor, validate: bool = True) -> torch.Tensor:
+    """Action tokens per trajectory [B] (float); a trajectory without one is refused by name (when validating;
+    otherwise the rules divide by max(L, 1), so such a row gets zero coefficients, never NaN)."""
     L = mf.sum(1)
-    if bool((L == 0).any()):
+    if validate and bool((L == 0).any()):
         i = first_true(L == 0)[0]
         raise ValueError(
             f"trajectory {i} has no action token (its action_mask is all false): nothing in it was generated by "
@@ -158,22 +217,28 @@ def checked_batch(
     if behavior and b.behavior_logprobs is not None:
         clean &= field_clean(b, "behavior_logprobs", b.behavior_logprobs, validate=validate, nonpositive=True)
     mf = b.float_mask(b.dtype)
-    return Checked(b, mf, action_counts(b, mf), clean)
+    return Checked(b, mf, action_counts(b, mf, validate), clean)
 
 
-def global_action_tokens(L: torch.Tensor, distributed: bool | None, device: torch.device) -> float:
-    """N: the action tokens of the global batch (summed over the data-parallel ranks when distributed)."""
-    return global_sums([L.sum()], use_distributed(distributed), device)[0]
+def global_action_tokens(L: torch.Tensor, red: Reducer, device: torch.device) -> torch.Tensor:
+    """N: the action tokens of the global batch (summed over the reducer's ranks), a float64 0-d tensor."""
+    return global_sums([L.sum()], red, device)[0]
 
 
 def advantage_update(
-    method: str, b: Batch, mf: torch.Tensor, A: torch.Tensor, n_global: float, stats: dict[str, float], notes: list[str]
+    method: str,
+    b: Batch,
+    mf: torch.Tensor,
+    A: torch.Tensor,
+    n_global: torch.Tensor,
+    stats: dict[str, float],
+    notes: list[str],
 ) -> Update:
     """The Update of a rule with one advantage per trajectory: A_i / N on each of its action tokens, all admitted."""
     B, T = b.logprobs.shape
     return Update(
         method=method,
-        coefficients=torch.mul(mf, (A / n_global)[:, None]),
+        coefficients=torch.mul(mf, (A / n_global.clamp_min(1))[:, None]),
         advantages=expand_rows(A, T),
         admitted=torch.ones(B, dtype=torch.bool, device=b.device),
         mask=b.mask,
@@ -204,12 +269,13 @@ def sig(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def staleness_gate(b: Batch, limit: int) -> tuple[torch.Tensor | None, list[int]]:
-    """[B] bool of trajectories within ``limit`` policy versions (None when the batch has no lag)."""
+def staleness_gate(b: Batch, limit: int, want_indices: bool = True) -> tuple[torch.Tensor | None, list[int]]:
+    """[B] bool of trajectories within ``limit`` policy versions (None when the batch has no lag), and the
+    indices of the stale ones (only when ``want_indices``: listing them is a host sync)."""
     if b.staleness is None:
         return None, []
     fresh = b.staleness <= limit
-    stale = [int(i) for i in torch.nonzero(~fresh).flatten().tolist()]
+    stale = [int(i) for i in torch.nonzero(~fresh).flatten().tolist()] if want_indices else []
     return fresh, stale
 
 
@@ -230,3 +296,59 @@ def row_values_on_valid(b: Batch, per_row: torch.Tensor) -> torch.Tensor:
         return expand_rows(per_row, T)  # a broadcast view: no [B, T] memory
     valid = torch.arange(T, device=b.device)[None, :] < b.lengths[:, None]
     return per_row[:, None] * valid.to(per_row.dtype)
+
+
+# ------------------------------------------------------------------------------------------------
+# The wrapper every update rule runs under
+# ------------------------------------------------------------------------------------------------
+
+# fp16's smallest subnormal and smallest normal: a gradient entry below the first is 0, below the second it
+# keeps fewer than 10 significant bits.
+FP16_ZERO = 2.0**-24
+FP16_NORMAL = 2.0**-14
+
+
+def fp16_note(coefficients: torch.Tensor) -> str | None:
+    """What an fp16 gradient does to these coefficients (None when nothing is lost)."""
+    a = coefficients.abs()
+    nonzero = a > 0
+    n = int(nonzero.sum())
+    lost = int((nonzero & (a < FP16_ZERO)).sum())
+    coarse = int((nonzero & (a < FP16_NORMAL)).sum())
+    if not coarse:
+        return None
+    smallest = float(torch.where(nonzero, a, torch.full_like(a, math.inf)).min())
+    scale = 2.0 ** math.ceil(math.log2(FP16_NORMAL / smallest)) if smallest > 0 else 1.0
+    return (
+        f"fp16 log-probs: their gradient is fp16, so {lost} of {n} nonzero coefficients (|c| < {FP16_ZERO:.1e}) "
+        f"become 0 in it and {coarse} lose precision (|c| < {FP16_NORMAL:.1e}). The loss value is float32 and "
+        f"exact; for the gradient take float32 log-probs, or scale the loss (torch.amp.GradScaler, or multiply "
+        f"by about {scale:g} and divide the gradients back)."
+    )
+
+
+def rule(fn: Callable[..., Update]) -> Callable[..., Update]:
+    """Run an update rule without autograd and finish its Update the same way for every method.
+
+    * the rule's arithmetic runs under ``torch.no_grad()`` on a detached batch (``prepare``), so the
+      coefficients are constants whatever the caller's tensors carry;
+    * ``stats=False`` (the hot path) drops the stats and the notes, which cost host syncs; the
+      coefficients, advantages, masks and row_stats are the same;
+    * fp16 log-probs get a note on what their (fp16) gradient loses.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(method: Any, batch: Any, *args: Any, stats: bool = True, **kwargs: Any) -> Update:
+        with torch.no_grad():
+            upd = fn(method, batch, *args, stats=stats, **kwargs)
+            if stats:
+                if source_dtype(batch, kwargs.get("dtype")) == torch.float16:
+                    note = fp16_note(upd.coefficients)
+                    if note:
+                        upd.notes.append(note)
+            else:
+                upd.stats = {}
+                upd.notes = []
+        return upd
+
+    return wrapper

@@ -4,9 +4,15 @@ The inner method (grpo, max_rl, rae, OPD, OPSD) computes its coefficients as if 
 action token, with rho = pi_train(a)/pi_sampler(a) = exp(clamp(logp - behavior_logp, -20, 20)):
 
 * ``ipo``     keep rho * c where |pi_train(a) - pi_sampler(a)| <= ipo_threshold (a probability
-              difference, prime-rl's ``ipo_threshold``), else 0;
+              difference, prime-rl's ``ipo_threshold``), else 0. This is prime-rl's ipo *mask*
+              only: prime-rl's loss also adds ``kl_tau * (log rho)^2`` (kl_tau = 1e-3) on every
+              loss token, a separate penalty term that a coefficient rule does not carry. Add it
+              to your loss yourself if you want prime-rl's exact objective;
 * ``icepop``  keep rho * c where low <= rho <= high (inclusive, as verl and OpenRLHF), else 0;
 * ``tis``     c * min(rho, cap) (truncated importance sampling, verl's token level).
+
+Every kept rho is then capped at ``ratio_cap`` (default 20, verl's DPPO truncation): under ipo a token
+whose sampler probability was tiny can pass the probability-difference test with rho near e^20.
 
 A trajectory whose ``staleness`` (policy versions behind the trainer) exceeds ``off_policy_steps``
 is dropped whole (it still counts in the inner normalizer). Corrections multiply the inner
@@ -26,6 +32,7 @@ from pick_a_method.methods.rules._common import (
     fmt_indices,
     on_policy_notes,
     prepare,
+    rule,
     sig,
     staleness_gate,
 )
@@ -41,8 +48,11 @@ def correction_weights(
     ipo_threshold: float = D.ASYNC_IPO_THRESHOLD,
     ratio: tuple[float, float] = D.ASYNC_ICEPOP_RATIO,
     cap: float = D.ASYNC_TIS_CAP,
+    ratio_cap: float = D.ASYNC_RATIO_CAP,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(weights [B, T], kept [B, T] bool, rho [B, T]): the factor each inner coefficient is multiplied by.
+
+    ``rho`` is the uncapped ratio (0 off the mask); the weights carry min(rho, ratio_cap).
 
     Masked positions get weight 0 and never produce NaN (inputs there may be garbage).
     """
@@ -52,21 +62,23 @@ def correction_weights(
     blp = torch.where(mask, behavior_logprobs, zero)
     x = (lp - blp).clamp_(-D.ASYNC_LOG_RATIO_CLAMP, D.ASYNC_LOG_RATIO_CLAMP)
     rho = x.exp()
+    held = rho.clamp(max=ratio_cap)
     if correction == "ipo":
         kept = ((lp.exp() - blp.exp()).abs() <= ipo_threshold) & mask
-        weights = torch.where(kept, rho, zero)
+        weights = torch.where(kept, held, zero)
     elif correction == "icepop":
         low, high = ratio
         kept = (rho >= low) & (rho <= high) & mask
-        weights = torch.where(kept, rho, zero)
+        weights = torch.where(kept, held, zero)
     elif correction == "tis":
         kept = mask.clone()
-        weights = torch.where(mask, rho.clamp(max=cap), zero)
+        weights = torch.where(mask, held.clamp(max=cap), zero)
     else:
         raise ValueError(f"correction must be one of {', '.join(D.ASYNC_CORRECTIONS)}; got {correction!r}")
     return weights, kept, torch.where(mask, rho, zero)
 
 
+@rule
 def async_update(
     method: Any,
     batch: Any,
@@ -75,28 +87,34 @@ def async_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
     commit: bool = True,
 ) -> Update:
     """The inner update, then the staleness gate and the per-token correction (see the module docstring).
 
-    Stats: the inner method's, plus kept_token_share, mean_ratio (over action tokens), max_prob_diff
-    (largest |pi_train - pi_sampler|), mean_weight (mean correction factor over action tokens),
-    stale_trajectories. ``commit=False`` leaves rae's baselines where they were.
+    Stats: the inner method's, plus masked_token_share (tokens the correction zeroed), capped_token_share,
+    mean_ratio (uncapped, over action tokens), max_prob_diff (largest |pi_train - pi_sampler|),
+    mean_weight (mean correction factor over action tokens), stale_trajectories, admitted_share.
+    ``commit=False`` leaves rae's baselines where they were.
     """
     b = prepare(batch, dtype, device)
     B, T = b.logprobs.shape
     dt = b.dtype
     inner = method.inner
-    kwargs: dict[str, Any] = {"validate": validate, "distributed": distributed, "within_async": True}
+    kwargs: dict[str, Any] = {
+        "validate": validate, "distributed": distributed, "process_group": process_group, "stats": stats,
+        "within_async": True,
+    }
     if inner.name == "rae":
         kwargs["commit"] = commit
     base = inner.update(b, **kwargs)
     blp = b.behavior_logprobs
-    if blp is not None:
-        field_clean(b, "behavior_logprobs", blp, validate=validate, nonpositive=True)
+    if blp is not None and validate:
+        field_clean(b, "behavior_logprobs", blp, validate=True, nonpositive=True)
     mask = b.mask
     notes = list(base.notes)
-    stats = dict(base.stats)
+    stats_out = dict(base.stats)
     if blp is None:
         weights = mask.to(dt)
         kept = mask
@@ -111,9 +129,10 @@ def async_update(
             ipo_threshold=method.ipo_threshold,
             ratio=method.ratio,
             cap=method.cap,
+            ratio_cap=method.ratio_cap,
         )
         notes += on_policy_notes(b)
-    fresh, stale = staleness_gate(b, method.off_policy_steps)
+    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=stats)
     if fresh is not None:
         weights = weights * fresh[:, None].to(dt)
     coef = base.coefficients * weights
@@ -123,6 +142,13 @@ def async_update(
         admitted &= fresh
 
     mf = mask.to(dt)
+    row_stats = dict(base.row_stats)
+    L1 = mf.sum(1).clamp_min(1)
+    row_stats["kept_share"] = kept_rows.to(dt) / L1
+    row_stats["mean_ratio"] = (rho * mf).sum(1) / L1
+    if not stats:
+        return Update(f"async {inner.name}", coef, base.advantages, admitted, mask,
+                      value_targets=base.value_targets, row_stats=row_stats, normalizer=base.normalizer)
     n_tok = float(mf.sum())
     zero = torch.zeros((), dtype=dt, device=b.device)
     if blp is not None:
@@ -131,9 +157,11 @@ def async_update(
     else:
         max_pd = 0.0
     n_kept = float((kept & mask).sum())
-    stats.update(
+    n_capped = int(((rho > method.ratio_cap) & kept & mask).sum()) if blp is not None else 0
+    stats_out.update(
         {
-            "kept_token_share": n_kept / n_tok,
+            "masked_token_share": 1.0 - n_kept / n_tok,
+            "capped_token_share": n_capped / n_tok,
             "mean_ratio": float((rho * mf).sum()) / n_tok,
             "max_prob_diff": max_pd,
             "mean_weight": float((weights * mf).sum()) / n_tok,
@@ -151,6 +179,11 @@ def async_update(
         capped = int(((rho > method.cap) & mask).sum())
         if capped:
             notes.append(f"tis capped the ratio of {capped} tokens at {sig(method.cap)}.")
+    if n_capped and (method.correction != "tis" or method.ratio_cap < method.cap):
+        notes.append(
+            f"the ratio cap bound: {n_capped} kept tokens had pi_train/pi_sampler > ratio_cap={sig(method.ratio_cap)} "
+            f"and were counted at {sig(method.ratio_cap)}."
+        )
     if stale:
         notes.append(
             f"dropped {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
@@ -162,16 +195,13 @@ def async_update(
     lost = torch.nonzero(lost_rows).flatten().tolist()
     if lost:
         notes.append(f"{len(lost)} trajectories lost every token to the correction (indices {fmt_indices(lost)}).")
-    row_stats = dict(base.row_stats)
-    row_stats["kept_share"] = kept_rows.to(dt) / mf.sum(1).clamp_min(1)
-    row_stats["mean_ratio"] = (rho * mf).sum(1) / mf.sum(1).clamp_min(1)
     return Update(
         method=f"async {inner.name}",
         coefficients=coef,
         advantages=base.advantages,
         admitted=admitted,
         mask=mask,
-        stats=stats,
+        stats=stats_out,
         notes=notes,
         value_targets=base.value_targets,
         row_stats=row_stats,

@@ -11,7 +11,8 @@ Two forms of the same per-token loss:
   - forward_kl  KL(T || S):   c = exp(delta) - 1   (importance weight pi_T/pi_S, baseline 1)
   - jsd         JSD(S, T):    c = (softplus(delta) - log 2) / 2 = 1/2 log((pi_S + pi_T)/(2 pi_S))
 
-  delta is clamped to +-20 before exp. c = 0 when the teacher agrees with the student. The
+  delta is clamped to +-20 before exp, and forward_kl's importance weight pi_T/pi_S is capped at
+  ``ratio_cap`` (default 20), so c <= ratio_cap - 1. c = 0 when the teacher agrees with the student. The
   coefficients are ``c / N`` with N the action tokens of the global batch (token-weighted mean, as
   every rule here). Rewards are not read.
 
@@ -36,7 +37,9 @@ from pick_a_method.methods.rules._common import (
     TOKEN_MEAN,
     checked_batch,
     fmt_indices,
-    global_action_tokens,
+    global_sums,
+    reducer,
+    rule,
     sig,
 )
 from pick_a_method.methods.update import Update
@@ -44,18 +47,23 @@ from pick_a_method.methods.update import Update
 _LOG2 = math.log(2.0)
 
 
-def sampled_token_coefficients(delta: torch.Tensor, divergence: str) -> torch.Tensor:
+def sampled_token_coefficients(
+    delta: torch.Tensor, divergence: str, ratio_cap: float = D.OPD_RATIO_CAP
+) -> torch.Tensor:
     """Per-token coefficient from delta = teacher_lp - student_lp (see the module docstring)."""
     if divergence == "reverse_kl":
         return delta.clone()
     d = delta.clamp(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
     if divergence == "forward_kl":
+        if ratio_cap < math.inf:
+            d = d.clamp(max=math.log(ratio_cap))  # pi_T/pi_S <= ratio_cap
         return torch.expm1(d)
     if divergence == "jsd":
         return (torch.nn.functional.softplus(d) - _LOG2) * 0.5
     raise ValueError(f"divergence must be one of {', '.join(D.DIVERGENCES)}; got {divergence!r}")
 
 
+@rule
 def distill_update(
     method: Any,
     batch: Any,
@@ -64,6 +72,8 @@ def distill_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
     within_async: bool = False,
 ) -> Update:
     """OPD / OPSD in sampled-token form: coefficients ``c(delta) / N`` on every action token.
@@ -71,9 +81,10 @@ def distill_update(
     ``teacher_logprobs`` must be on every trajectory: for OPD the served teacher's log-probs of the
     student's sampled tokens (prompt log-probs from vLLM), for OPSD the same student weights at the
     configured anchor (ema / initial / live) scored with the privileged text in the prompt.
-    Stats: reverse_kl (the k1 estimate mean(logp - teacher_lp)), reverse_kl_k3 (mean of
-    exp(delta) - 1 - delta, non-negative), teacher_prefers_share (tokens where the teacher's
-    log-prob is higher), action_tokens.
+    Stats: trajectories, action_tokens, admitted_share, reverse_kl (the k1 estimate
+    mean(logp - teacher_lp)), reverse_kl_k3 (mean of exp(delta) - 1 - delta, non-negative),
+    teacher_prefers_share (tokens where the teacher's log-prob is higher), capped_token_share
+    (forward_kl tokens whose pi_T/pi_S hit ratio_cap).
     """
     who = "OPD" if method.name == "opd" else "OPSD"
     hint = (
@@ -93,20 +104,39 @@ def distill_update(
     delta = torch.sub(teacher, b.logprobs)
     if not clean:
         delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
-    c = sampled_token_coefficients(delta, method.divergence).mul_(mf)
-    n_global = global_action_tokens(L, distributed, b.device)
-    coef = c / n_global
+    c = sampled_token_coefficients(delta, method.divergence, float(method.ratio_cap)).mul_(mf)
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    coef = c / sums[0].clamp_min(1).to(dt)
+    admitted = torch.ones(B, dtype=torch.bool, device=b.device)
+    row_stats = {"reverse_kl": -(delta * mf).sum(1) / L.clamp_min(1)}
+    if not stats:
+        return Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)
 
     n_local = float(L.sum())
     dm = delta.clamp(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
     k3 = (torch.expm1(dm) - dm).mul_(mf)
-    stats = {
+    masked_delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
+    n_capped = 0
+    if method.divergence == "forward_kl" and method.ratio_cap < math.inf:
+        n_capped = int((masked_delta > math.log(method.ratio_cap)).sum())
+    stats_out = {
+        "trajectories": float(sums[1]),
+        "action_tokens": float(sums[0]),
+        "admitted_share": 1.0,
         "reverse_kl": -float((delta * mf).sum()) / n_local,
         "reverse_kl_k3": float(k3.sum()) / n_local,
         "teacher_prefers_share": float(((delta > 0).to(dt) * mf).sum()) / n_local,
-        "action_tokens": n_global,
+        "capped_token_share": n_capped / n_local,
     }
     notes = [f"{who} reads no reward: the signal is the teacher's log-probs ({method.divergence}, sampled-token form)."]
+    if red.note:
+        notes.append(red.note)
+    if n_capped:
+        notes.append(
+            f"the ratio cap bound: {n_capped} action tokens had pi_teacher/pi_student > ratio_cap="
+            f"{sig(method.ratio_cap)}; their forward-KL weight was counted at {sig(method.ratio_cap)}."
+        )
     if b.behavior_logprobs is not None and not within_async:
         off = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
         rows = torch.nonzero(off.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
@@ -117,18 +147,24 @@ def distill_update(
             )
     if who == "OPSD" and method.anchor_parts()[0] == "live":
         notes.append("anchor=live: the teacher moves with the student every step (prime-rl's opsd).")
-    big = float(delta.abs().max()) if n_local else 0.0
-    if big > D.OPD_LOG_RATIO_CLAMP and method.divergence != "reverse_kl":
-        notes.append(f"|teacher_lp - logp| reached {sig(big)}; clamped to {D.OPD_LOG_RATIO_CLAMP:g} before exp.")
+    # only action tokens count (padding may hold anything)
+    over = masked_delta.abs() > D.OPD_LOG_RATIO_CLAMP
+    n_over = int(over.sum())
+    if n_over and method.divergence != "reverse_kl":
+        big = float(masked_delta.abs().max())
+        notes.append(
+            f"|teacher_lp - logp| exceeded {D.OPD_LOG_RATIO_CLAMP:g} on {n_over} action tokens (largest {sig(big)}); "
+            f"clamped to {D.OPD_LOG_RATIO_CLAMP:g} before exp."
+        )
     return Update(
         method=method.name,
         coefficients=coef,
         advantages=c,
-        admitted=torch.ones(B, dtype=torch.bool, device=b.device),
+        admitted=admitted,
         mask=b.mask,
-        stats=stats,
+        stats=stats_out,
         notes=notes,
-        row_stats={"reverse_kl": -(delta * mf).sum(1) / L},
+        row_stats=row_stats,
         normalizer=TOKEN_MEAN,
     )
 

@@ -24,6 +24,9 @@ from pick_a_method.methods.rules._common import (
     checked_batch,
     fmt_indices,
     global_action_tokens,
+    global_sums,
+    reducer,
+    rule,
     sig,
 )
 from pick_a_method.methods.update import Update
@@ -96,6 +99,7 @@ def rae_advantages(
     return torch.tensor(adv, dtype=R.dtype, device=R.device), state
 
 
+@rule
 def grouped_update(
     method: Any,
     batch: Any,
@@ -104,22 +108,26 @@ def grouped_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
     commit: bool = True,
     within_async: bool = False,
 ) -> Update:
     """grpo / max_rl / rae advantages, and coefficients A_i / N on every action token.
 
     ``commit=False`` computes rae's advantages without moving its baselines (a preview).
-    Stats: mean_reward, groups, mixed_group_share (groups whose rewards differ), zero_advantage_share,
-    mean_abs_advantage, action_tokens; rae adds agents and mean_baseline (after the update).
+    ``process_group`` sums N (the action tokens) over its ranks; the group statistics stay local.
+    Stats: trajectories, action_tokens, admitted_share, mean_reward (this rank's), groups,
+    mixed_group_share (groups whose rewards differ), zero_advantage_share, mean_abs_advantage; rae adds
+    agents and mean_baseline (after the update).
     """
     b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
     B = b.size
     dt = b.dtype
-    R = b.rewards
+    R = b.rewards.to(dt)
     name = method.name
     notes: list[str] = []
-    stats: dict[str, float] = {"mean_reward": float(R.mean())}
+    stats_out: dict[str, float] = {}
 
     if name == "rae":
         agents = b.agents or [D.RAE_DEFAULT_AGENT] * B
@@ -128,8 +136,8 @@ def grouped_update(
         if commit:
             method._baselines.clear()
             method._baselines.update(state)
-        stats["agents"] = float(len(set(agents)))
-        stats["mean_baseline"] = sum(state.values()) / len(state)
+        stats_out["agents"] = float(len(set(agents)))
+        stats_out["mean_baseline"] = sum(state.values()) / len(state)
         if not commit:
             notes.append("preview: the EMA baselines were not moved (commit=False).")
     else:
@@ -148,11 +156,14 @@ def grouped_update(
                 notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
         else:
             A = grpo_advantages(R, gid, bool(method.normalize_std))
+        if not stats:
+            red = reducer(distributed, process_group)
+            return advantage_update(name, b, mf, A, global_action_tokens(L, red, b.device), {}, [])
         G = int(counts.numel())
         spread = torch.zeros(G, dtype=dt, device=b.device).index_add_(0, gid, (R - mean[gid]).abs())
         mixed = int((spread > 0).sum())
-        stats["groups"] = float(G)
-        stats["mixed_group_share"] = mixed / G
+        stats_out["groups"] = float(G)
+        stats_out["mixed_group_share"] = mixed / G
         singles = int((counts == 1).sum())
         if singles:
             notes.append(
@@ -170,11 +181,23 @@ def grouped_update(
                 "sampler's rollouts per prompt and is not used when trajectories name their group."
             )
 
-    n_global = global_action_tokens(L, distributed, b.device)
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0]
+    if not stats:
+        return advantage_update(name, b, mf, A, n_global, {}, [])
     zero = A == 0
-    stats["zero_advantage_share"] = float(zero.sum()) / B
-    stats["mean_abs_advantage"] = float(A.abs().mean())
-    stats["action_tokens"] = n_global
+    stats_out = {
+        "trajectories": float(sums[1]),
+        "action_tokens": float(n_global),
+        "admitted_share": 1.0,
+        "mean_reward": float(R.mean()),
+        **stats_out,
+        "zero_advantage_share": float(zero.sum()) / B,
+        "mean_abs_advantage": float(A.abs().mean()),
+    }
+    if red.note:
+        notes.append(red.note)
     if bool(zero.all()):
         notes.append("every advantage is 0: this update moves nothing.")
     if b.behavior_logprobs is not None and not within_async:
@@ -186,4 +209,4 @@ def grouped_update(
                 f"{len(rows)} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(worst)}; "
                 f"indices {fmt_indices(rows)}); {name} applies no importance ratio: wrap it in Async for stale rollouts."
             )
-    return advantage_update(name, b, mf, A, n_global, stats, notes)
+    return advantage_update(name, b, mf, A, n_global, stats_out, notes)

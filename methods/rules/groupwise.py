@@ -263,7 +263,14 @@ def trl_reward(obj: Any, base: Callable[..., Sequence[float]], num_generations: 
     return reward
 
 
-def groupwise_update(
+def groupwise_update(obj: Any, batch: Any, **kwargs: Any) -> Any:
+    """The update rule (see ``_groupwise_update``), run as every rule is: without autograd, ``stats=False`` honoured."""
+    from pick_a_method.methods.rules._common import rule
+
+    return rule(_groupwise_update)(obj, batch, **kwargs)
+
+
+def _groupwise_update(
     obj: Any,
     batch: Any,
     *,
@@ -271,11 +278,13 @@ def groupwise_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
 ) -> Any:
     """Shape each group's rewards (grader calls), then coefficients A / N with A the shaped, group-centred advantage."""
     import torch
 
-    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
     b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
@@ -292,21 +301,23 @@ def groupwise_update(
         for i, v in zip(idx, shaped):
             adv[i] = v - centre
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    n_global = global_action_tokens(L, distributed, b.device)
-    notes = []
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0]
+    notes = [red.note] if red.note else []
     if obj.grader is None:
         notes.append("no grader given: shaping skipped, these are plain group-centred advantages (a preview).")
     calls = obj._stats.get("grader_calls", 0) - before.get("grader_calls", 0)
     fails = obj._stats.get("grader_failures", 0) - before.get("grader_failures", 0)
     if fails:
         notes.append(f"{fails} of {calls} grader calls failed or returned nothing usable; those groups were left unshaped.")
-    stats = {
+    stats_out = {
         "groups": float(len(members)),
         "mixed_group_share": sum(1 for idx in members if len({rewards[i] >= obj.pass_threshold for i in idx}) > 1)
         / len(members),
         "grader_calls": float(calls),
         "grader_failures": float(fails),
         "mean_abs_advantage": float(A.abs().mean()),
-        "action_tokens": n_global,
     }
-    return advantage_update(obj.name, b, mf, A, n_global, stats, notes)
+    stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
+    return advantage_update(obj.name, b, mf, A, n_global, stats_out if stats else {}, notes if stats else [])

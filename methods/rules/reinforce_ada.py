@@ -150,7 +150,14 @@ def run_sampling(obj: Any, draw: Callable[[list[Any], int], Sequence[Sequence[An
     return AdaResult(groups=groups, rounds=rounds, keep=keep, stats=stats)
 
 
-def ada_update(
+def ada_update(obj: Any, batch: Any, **kwargs: Any) -> Any:
+    """The update rule (see ``_ada_update``), run as every rule is: without autograd, ``stats=False`` honoured."""
+    from pick_a_method.methods.rules._common import rule
+
+    return rule(_ada_update)(obj, batch, **kwargs)
+
+
+def _ada_update(
     obj: Any,
     batch: Any,
     *,
@@ -158,6 +165,8 @@ def ada_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
 ) -> Any:
     """Coefficients for kept Reinforce-Ada groups: A_i = r_i - p_hat / N on every action token.
 
@@ -166,7 +175,7 @@ def ada_update(
     """
     import torch
 
-    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_action_tokens
+    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
     b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
@@ -186,17 +195,19 @@ def ada_update(
         for i in idx:
             adv[i] = R[i] - p_hat
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    n_global = global_action_tokens(L, distributed, b.device)
-    notes = []
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0]
+    notes = [red.note] if red.note else []
     if from_field < len(members):
         notes.append(
             f"{len(members) - from_field} groups carry no pass_rate: p_hat is their kept share above "
             f"threshold={obj.threshold:g}, not the pass rate over everything drawn."
         )
-    stats = {
+    stats_out = {
         "groups": float(len(members)),
         "zero_advantage_share": float((A == 0).sum()) / B,
         "mean_abs_advantage": float(A.abs().mean()),
-        "action_tokens": n_global,
     }
-    return advantage_update(obj.name, b, mf, A, n_global, stats, notes)
+    stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
+    return advantage_update(obj.name, b, mf, A, n_global, stats_out if stats else {}, notes if stats else [])

@@ -34,13 +34,13 @@ from pick_a_method.methods.rules._common import (
     expand_rows,
     first_true,
     fmt_indices,
-    global_action_tokens,
     global_sums,
     on_policy_notes,
+    reducer,
     row_values_on_valid,
+    rule,
     sig,
     staleness_gate,
-    use_distributed,
 )
 from pick_a_method.methods.update import Update
 
@@ -68,6 +68,7 @@ def bernoulli_kl(logp_sampler: torch.Tensor, logp_learner: torch.Tensor) -> torc
     return d.clamp_min(0)
 
 
+@rule
 def flash_reinforce_update(
     method: Any,
     batch: Any,
@@ -76,42 +77,52 @@ def flash_reinforce_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
 ) -> Update:
     """FlashREINFORCE (Hu et al. 2026): batch-mean baseline, sequence trust gate, ratio, 1/T weighting.
 
     For trajectory i with reward R_i and L_i action tokens, over the global batch of B trajectories:
 
-    * baseline b = mean(R) over the global batch (all ranks), A_i = R_i - b (no std division);
+    * baseline b = mean(R) over the global batch (the ranks of ``process_group``), A_i = R_i - b (no
+      std division);
     * drift D_i = mean over action tokens of the Bernoulli KL between the sampler's probability p
       and the learner's q of the sampled token (both clamped to [1e-6, 1-1e-6], each token's KL
       clamped at 0); admitted iff D_i <= trust (inclusive) and, when the batch carries ``staleness``,
       staleness_i <= off_policy_steps;
     * coefficient on an admitted trajectory's action token: ``A_i * rho_t / (L_i * B)`` with
-      rho = exp(clamp(logp - behavior_logp, -30, 30)); 0 elsewhere. A rejected trajectory still
-      counts in B. No behavior_logprobs means on-policy (rho = 1, D = 0).
+      rho = min(exp(clamp(logp - behavior_logp, -30, 30)), ratio_cap); 0 elsewhere. A rejected
+      trajectory still counts in B. No behavior_logprobs means on-policy (rho = 1, D = 0).
 
-    Normalization: trajectory-weighted mean, 1/(L_i * B), as the anchor SDK. Stats (the anchor's
-    names): batch_mean_reward, admitted_share, mean_sequence_kl, max_sequence_kl, mean_ratio (over
-    admitted action tokens, NaN when none), plus clamped_tokens. ``row_stats``: drift, mean_ratio.
+    The ratio cap (default 20, verl's DPPO truncation; ``ratio_cap=inf`` is the paper's uncapped
+    rule) matters because the gate bounds the *mean* drift: one token of a long row can pass it with
+    a ratio of 1e5. Normalization: trajectory-weighted mean, 1/(L_i * B), as the anchor SDK.
+    Stats: mean_reward, trajectories (B), action_tokens, admitted_share, mean_sequence_kl,
+    max_sequence_kl, mean_ratio (over admitted action tokens, after the cap; NaN when none),
+    capped_token_share. ``row_stats``: drift, mean_ratio.
     """
     b, mf, L, clean = checked_batch(batch, dtype, device, validate=validate, behavior=True)
     B, T = b.logprobs.shape
     dt = b.dtype
     lp = b.logprobs
     blp = b.behavior_logprobs
-    R = b.rewards
+    R = b.rewards.to(dt)
+    red = reducer(distributed, process_group)
 
-    dist_on = use_distributed(distributed)
-    sum_r, n_global = global_sums([R.sum(), float(B)], dist_on, b.device)
-    baseline = sum_r / n_global
-    A = R - baseline
+    sums = global_sums([R.sum(), float(B), L.sum()], red, b.device)
+    n_global = sums[1]
+    baseline = sums[0] / n_global
+    A = R - baseline.to(dt)
+    L1 = L.clamp_min(1)
 
     coef = torch.empty(B, T, dtype=dt, device=b.device)
     drift_sum = torch.zeros(B, dtype=dt, device=b.device)
     ratio_sum = torch.zeros(B, dtype=dt, device=b.device)
-    clamped = 0
+    capped_rows = torch.zeros(B, dtype=dt, device=b.device)
     trust = float(method.trust)
+    cap = float(method.ratio_cap)
     clamp_at = D.FLASH_REINFORCE_LOG_RATIO_CLAMP
+    zero = torch.zeros((), dtype=dt, device=b.device)
 
     if blp is None:
         drift = torch.zeros(B, dtype=dt, device=b.device)
@@ -136,85 +147,100 @@ def flash_reinforce_update(
             if clean:
                 d.mul_(mf_c)
             else:
-                d = torch.where(mf_c.bool(), d, torch.zeros((), dtype=dt, device=b.device))
+                d = torch.where(mf_c.bool(), d, zero)
             drift_sum[i0:i1] = d.sum(1)
-        drift = drift_sum / L
+        drift = drift_sum / L1
     admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
-    fresh, stale = staleness_gate(b, method.off_policy_steps)
+    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=stats)
     if fresh is not None:
         admitted &= fresh
-    scale = torch.where(admitted, A / (L * n_global), torch.zeros((), dtype=dt, device=b.device))
+    admitted &= L > 0
+    scale = torch.where(admitted, A / (L1 * n_global.to(dt)), zero)
     if blp is None:  # on-policy: every ratio is 1
         torch.mul(mf, scale[:, None], out=coef)
         ratio_sum = L.clone()
     else:
-        # pass 2: ratio and coefficients
+        # pass 2: ratio (log-clamped for exp, then capped) and coefficients
         for i0 in range(0, B, rows):
             i1 = min(i0 + rows, B)
             n = i1 - i0
             x = torch.sub(lp[i0:i1], blp[i0:i1], out=buf[0][:n])
             mf_c = mf[i0:i1]
             if not clean:
-                x = torch.where(mf_c.bool(), x, torch.zeros((), dtype=dt, device=b.device))
-            lo, hi = torch.aminmax(x)
-            if float(lo) < -clamp_at or float(hi) > clamp_at:
-                over = (x.abs() > clamp_at) & mf_c.bool() & admitted[i0:i1, None]
-                clamped += int(over.sum())
-                x.clamp_(-clamp_at, clamp_at)
-            x.exp_().mul_(mf_c)
+                x = torch.where(mf_c.bool(), x, zero)
+            x.clamp_(-clamp_at, clamp_at).exp_()
+            if stats and cap < math.inf:
+                capped_rows[i0:i1] = (x > cap).to(dt).mul_(mf_c).sum(1)
+            if cap < math.inf:
+                x.clamp_(max=cap)
+            x.mul_(mf_c)
             ratio_sum[i0:i1] = x.sum(1)
             torch.mul(x, scale[i0:i1, None], out=coef[i0:i1])
 
-    n_adm = int(admitted.sum())
-    adm_tokens = float(L[admitted].sum()) if n_adm else 0.0
-    mean_ratio = float(ratio_sum[admitted].sum()) / adm_tokens if n_adm else math.nan
-    stats = {
-        "batch_mean_reward": baseline,
-        "admitted_share": n_adm / B,
-        "mean_sequence_kl": float(drift.mean()),
-        "max_sequence_kl": float(drift.max()),
-        "mean_ratio": mean_ratio,
-        "clamped_tokens": float(clamped),
-        "batch_size": n_global,
-    }
-
+    stats_out: dict[str, float] = {}
     notes: list[str] = []
-    gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
-    rejected = torch.nonzero(gated).flatten().tolist()
-    if rejected:
-        worst = float(drift[rejected].max())
-        notes.append(
-            f"rejected {len(rejected)} of {B} trajectories whose mean per-token drift exceeded trust={sig(trust)} "
-            f"(indices {fmt_indices(rejected)}; largest {sig(worst)}): they still count in B. Check that "
-            "behavior_logprobs are the sampler's log-probs of these tokens, lower the lag, or raise trust."
-        )
-    if stale:
-        notes.append(
-            f"rejected {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
-            f"(indices {fmt_indices(stale)}); they still count in B."
-        )
-    if n_adm == 0:
-        notes.append("no trajectory was admitted: this update moves nothing.")
-    elif bool((A == 0).all()):
-        notes.append(
-            f"every reward is {sig(float(R[0]), 4)}, so every advantage is 0 and this update moves nothing: "
-            "enlarge the batch or select prompts the model passes 20-80% of the time."
-        )
-    notes += on_policy_notes(b)
-    if clamped:
-        notes.append(
-            f"{clamped} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
-            "before exp."
-        )
+    if stats:
+        n_adm = int(admitted.sum())
+        n_local = float(L.sum())
+        adm_tokens = float(L[admitted].sum()) if n_adm else 0.0
+        mean_ratio = float(ratio_sum[admitted].sum()) / adm_tokens if n_adm else math.nan
+        capped = float(capped_rows[admitted].sum())
+        stats_out = {
+            "mean_reward": float(baseline),
+            "trajectories": float(n_global),
+            "action_tokens": float(sums[2]),
+            "admitted_share": n_adm / B,
+            "mean_sequence_kl": float(drift.mean()),
+            "max_sequence_kl": float(drift.max()),
+            "mean_ratio": mean_ratio,
+            "capped_token_share": capped / n_local if n_local else 0.0,
+        }
+        gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
+        rejected = torch.nonzero(gated & (L > 0)).flatten().tolist()
+        if rejected:
+            worst = float(drift[rejected].max())
+            notes.append(
+                f"rejected {len(rejected)} of {B} trajectories whose mean per-token drift exceeded trust={sig(trust)} "
+                f"(indices {fmt_indices(rejected)}; largest {sig(worst)}): they still count in B. Check that "
+                "behavior_logprobs are the sampler's log-probs of these tokens, lower the lag, or raise trust."
+            )
+        if stale:
+            notes.append(
+                f"rejected {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
+                f"(indices {fmt_indices(stale)}); they still count in B."
+            )
+        if n_adm == 0:
+            notes.append("no trajectory was admitted: this update moves nothing.")
+        elif bool((A == 0).all()):
+            notes.append(
+                f"every reward is {sig(float(R[0]), 4)}, so every advantage is 0 and this update moves nothing: "
+                "enlarge the batch or select prompts the model passes 20-80% of the time."
+            )
+        notes += on_policy_notes(b)
+        if capped:
+            notes.append(
+                f"the ratio cap bound: {int(capped)} admitted tokens had pi_train/pi_sampler > ratio_cap="
+                f"{sig(cap)} and were counted at {sig(cap)} (ratio_cap=inf restores the paper's uncapped rule)."
+            )
+        if blp is not None:
+            x = torch.where(b.mask & admitted[:, None], (lp - blp).abs(), zero)
+            over = int((x > clamp_at).sum())
+            if over:
+                notes.append(
+                    f"{over} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
+                    "before exp."
+                )
+        if red.note:
+            notes.append(red.note)
     return Update(
         method=method.name,
         coefficients=coef,
         advantages=expand_rows(A, T),
         admitted=admitted,
         mask=b.mask,
-        stats=stats,
+        stats=stats_out,
         notes=notes,
-        row_stats={"drift": drift, "mean_ratio": ratio_sum / L},
+        row_stats={"drift": drift, "mean_ratio": ratio_sum / L1},
         normalizer="1/(T_i * B): each trajectory weighs 1/B, spread over its action tokens",
     )
 
@@ -429,6 +455,7 @@ _CRITIC_HINT = "Run the critic over the batch first, or use FlashReinforce, whic
 _ALL_ON_POLICY = "no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1."
 
 
+@rule
 def sao_update(
     method: Any,
     batch: Any,
@@ -437,6 +464,8 @@ def sao_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
 ) -> Update:
     """SAO (Hou et al. 2026, arXiv:2607.07508): skip-observation LA-GAE and a strict ratio band.
 
@@ -450,8 +479,9 @@ def sao_update(
     * value targets: the Monte Carlo return, which with gamma = 1 and a terminal reward is R on
       every token of the trajectory (observation tokens included; 0 on padding).
 
-    Stats (anchor names): admitted_share, action_tokens (N), masked_token_share, mean_ratio (over
-    in-band tokens; 0 when none), mean_advantage (over action tokens), lambda_mean.
+    The band is SAO's ratio cap: a kept ratio is below ``ratio[1]`` (6 by default), so there is no
+    separate ``ratio_cap``. Stats: trajectories, action_tokens (N), admitted_share, masked_token_share,
+    mean_ratio (over in-band tokens; 0 when none), mean_advantage (over action tokens), mean_lambda.
     """
     b, mf, L, clean = checked_batch(
         batch, dtype, device, validate=validate, behavior=True, needs="values", method="SAO", hint=_CRITIC_HINT
@@ -460,9 +490,12 @@ def sao_update(
     dt = b.dtype
     values = b.values
     blp = b.behavior_logprobs
-    R = b.rewards
+    R = b.rewards.to(dt)
     lam = gae_lambdas(L, method.gae_alpha)
-    n_global = global_action_tokens(L, distributed, b.device)
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0].clamp_min(1).to(dt)
+    inv_n = None if n_global.is_cuda else 1.0 / float(n_global)
     low, high = method.ratio
     A = torch.empty(B, T, dtype=dt, device=b.device)
     coef = torch.empty(B, T, dtype=dt, device=b.device)
@@ -493,22 +526,30 @@ def sao_update(
         kept[r] = keep_f.sum(1)
         ratio.mul_(keep_f)
         ratio_kept_rows[r] = ratio.sum(1)
-        torch.addcmul(zero, ratio, A_c, value=1.0 / n_global, out=coef[r])  # kept rho * A / N in one pass
+        if inv_n is None:  # on a GPU: no host sync for 1/N
+            torch.mul(ratio, A_c, out=coef[r]).div_(n_global)
+        else:
+            torch.addcmul(zero, ratio, A_c, value=inv_n, out=coef[r])  # kept rho * A / N in one pass
     admitted = kept > 0
+    row_stats = {"kept_share": kept / L.clamp_min(1), "lambda": lam}
+    if not stats:
+        return Update(method.name, coef, A, admitted, b.mask, value_targets=row_values_on_valid(b, R),
+                      row_stats=row_stats, normalizer=TOKEN_MEAN)
 
     n_local = float(L.sum())
     n_kept = float(kept.sum())
     masked_tokens = n_local - n_kept
     ratio_kept = float(ratio_kept_rows.sum())
-    stats = {
+    stats_out = {
+        "trajectories": float(sums[1]),
+        "action_tokens": float(sums[0]),
         "admitted_share": float(admitted.sum()) / B,
-        "action_tokens": n_global,
         "masked_token_share": masked_tokens / n_local,
         "mean_ratio": ratio_kept / n_kept if n_kept else 0.0,
         "mean_advantage": float(adv_rows.sum()) / n_local,
-        "lambda_mean": float(lam.mean()),
+        "mean_lambda": float(lam.mean()),
     }
-    notes: list[str] = []
+    notes: list[str] = [red.note] if red.note else []
     if blp is None:
         notes.append(_ALL_ON_POLICY)
     else:
@@ -527,10 +568,10 @@ def sao_update(
         advantages=A,
         admitted=admitted,
         mask=b.mask,
-        stats=stats,
+        stats=stats_out,
         notes=notes,
         value_targets=row_values_on_valid(b, R),
-        row_stats={"kept_share": kept / L, "lambda": lam},
+        row_stats=row_stats,
         normalizer=TOKEN_MEAN,
     )
 
@@ -540,6 +581,7 @@ def sao_update(
 # ------------------------------------------------------------------------------------------------
 
 
+@rule
 def bpco_update(
     method: Any,
     batch: Any,
@@ -548,6 +590,8 @@ def bpco_update(
     device: Any = None,
     validate: bool = True,
     distributed: bool | None = None,
+    process_group: Any = None,
+    stats: bool = True,
 ) -> Update:
     """BPCO (Qi et al. 2026, arXiv:2608.23566): bounded critic, LA-GAE, sign-dependent DPPO clip.
 
@@ -559,15 +603,17 @@ def bpco_update(
       mu = exp(mu_lp); DPPO binary-TV test on the probability difference: a token with A > 0 stays
       active iff mu * (rho - 1) <= clip, with A < 0 iff mu * (rho - 1) >= -clip, A = 0 always; the
       same as the anchor's rho <= 1 + clip/mu, written without dividing by mu;
-    * coefficients = active rho * A / N, N = action tokens of the global batch (all ranks).
+    * coefficients = active min(rho, ratio_cap) * A / N, N = action tokens of the global batch (the
+      ranks of ``process_group``). The test reads the uncapped rho; the cap (default 20, verl's
+      dppo_tv truncation) bounds what a negative-advantage token whose probability rose can weigh.
 
     Normalization: token-weighted mean 1/N, like SAO. The anchor SDK applies none (its coefficients
     are ours times N); we divide so the three single-rollout methods share one convention and BPCO's
     step does not grow with batch size. Every trajectory with an action token is admitted (the clip
-    never un-admits). Stats (anchor names): admitted_share, clipped_token_share, mean_ratio (all
-    action tokens), mean_advantage, mean_clip_range (mean clip/mu), mean_lambda, explained_variance
-    (1 - Var(R - V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0),
-    plus action_tokens (N).
+    never un-admits). Stats: trajectories, action_tokens (N), admitted_share, masked_token_share
+    (clipped tokens), capped_token_share, mean_ratio (all action tokens, after the cap),
+    mean_advantage, mean_clip_range (mean clip/mu), mean_lambda, explained_variance (1 - Var(R -
+    V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0).
     """
     b, mf, L, clean = checked_batch(
         batch, dtype, device, validate=validate, behavior=True, needs="values", method="BPCO", hint=_CRITIC_HINT
@@ -576,7 +622,7 @@ def bpco_update(
     dt = b.dtype
     values = b.values
     blp = b.behavior_logprobs
-    R = b.rewards
+    R = b.rewards.to(dt)
     lo_r, hi_r = method.reward_range
     if validate:
         vmin, vmax = torch.aminmax(values) if clean else (math.nan, math.nan)
@@ -590,8 +636,12 @@ def bpco_update(
                 "BPCO's critic is bounded (pass raw head outputs through BPCO.bound)"
             )
     lam = gae_lambdas(L, method.gae_alpha)
-    n_global = global_action_tokens(L, distributed, b.device)
+    red = reducer(distributed, process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0].clamp_min(1).to(dt)
     clip = float(method.clip)
+    cap = float(method.ratio_cap)
+    capped_rows = torch.zeros(B, dtype=dt, device=b.device)
     mu_lp = blp if blp is not None else b.logprobs
     A = torch.empty(B, T, dtype=dt, device=b.device)
     coef = torch.empty(B, T, dtype=dt, device=b.device)
@@ -617,6 +667,10 @@ def bpco_update(
         mu = torch.exp(mu_c)
         g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
         act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
+        if cap < math.inf:  # truncate after the test, as verl's dppo_tv: the test reads the true ratio
+            if stats:
+                capped_rows[r] = (ratio > cap).to(dt).mul_(act).sum(1)
+            ratio.clamp_(max=cap)
         active_rows[r] = act.sum(1)
         inv_mu_rows[r] = mu.clamp_(min=tiny).reciprocal_().mul_(mf_c).sum(1)  # sum of 1/mu
         vm = torch.mul(v_c, mf_c)
@@ -625,19 +679,32 @@ def bpco_update(
         ratio_rows[r] = ratio.mul_(mf_c).sum(1)
         torch.mul(ratio, A_c, out=coef[r]).mul_(act).div_(n_global)
     admitted = L > 0
+    L1 = L.clamp_min(1)
+    row_stats = {"clipped_share": 1.0 - active_rows / L1, "lambda": lam, "mean_ratio": ratio_rows / L1}
+    if not stats:
+        return Update(method.name, coef, A, admitted, b.mask, value_targets=row_values_on_valid(b, R),
+                      row_stats=row_stats, normalizer=TOKEN_MEAN)
 
     n_local = float(L.sum())
     n_active = float(active_rows.sum())
+    capped = float(capped_rows.sum())
     stats = {
+        "trajectories": float(sums[1]),
+        "action_tokens": float(sums[0]),
         "admitted_share": float(admitted.sum()) / B,
-        "action_tokens": n_global,
-        "clipped_token_share": (n_local - n_active) / n_local,
+        "masked_token_share": (n_local - n_active) / n_local,
+        "capped_token_share": capped / n_local,
         "mean_ratio": float(ratio_rows.sum()) / n_local,
         "mean_advantage": float(A.sum()) / n_local,
         "mean_clip_range": clip * float(inv_mu_rows.sum()) / n_local,
         "mean_lambda": float(lam[admitted].mean()),
     }
-    notes: list[str] = []
+    notes: list[str] = [red.note] if red.note else []
+    if capped:
+        notes.append(
+            f"the ratio cap bound: {int(capped)} active tokens had pi_train/pi_sampler > ratio_cap={sig(cap)} and "
+            f"were counted at {sig(cap)}."
+        )
     # explained variance over the (R_i, V_t) pairs of every action token (population variances)
     f64 = torch.float64
     R64, L64, v64 = R.to(f64), L.to(f64), v_rows.to(f64)
@@ -671,6 +738,6 @@ def bpco_update(
         stats=stats,
         notes=notes,
         value_targets=row_values_on_valid(b, R),
-        row_stats={"clipped_share": 1.0 - active_rows / L, "lambda": lam, "mean_ratio": ratio_rows / L},
+        row_stats=row_stats,
         normalizer=TOKEN_MEAN,
     )

@@ -30,7 +30,7 @@ def test_flash_reinforce_seed_batch():
     assert u.advantages[0].tolist() == approx([0.5] * 3) and u.advantages[1, 0].item() == approx(-0.5)
     assert u.admitted.tolist() == [True, True]
     s = u.stats
-    assert (s["batch_mean_reward"], s["admitted_share"], s["mean_sequence_kl"], s["max_sequence_kl"], s["mean_ratio"]) == approx(
+    assert (s["mean_reward"], s["admitted_share"], s["mean_sequence_kl"], s["max_sequence_kl"], s["mean_ratio"]) == approx(
         (0.5, 1.0, 0.0, 0.0, 1.0)
     )
     assert len(u.notes) == 1 and "on-policy" in u.notes[0]
@@ -43,7 +43,7 @@ def test_flash_reinforce_docstring_batch():
         {"reward": 1, "logprobs": [-0.1] * 20},
     ]
     u = FlashReinforce().update(batch, dtype=F64)
-    assert u.stats["batch_mean_reward"] == approx(2 / 3)
+    assert u.stats["mean_reward"] == approx(2 / 3)
     assert u.coefficients[0, :3].tolist() == approx([0.037037037037] * 3, rel=1e-10)
     assert u.coefficients[1, :2].tolist() == pytest.approx([-0.100537, -0.111111], abs=1e-6)
     assert u.coefficients[2, :20].tolist() == pytest.approx([0.0055556] * 20, abs=1e-7)
@@ -81,7 +81,7 @@ def test_trust_boundary_is_inclusive_and_inf_disables_the_gate():
     assert FlashReinforce(trust=drift * (1 - 1e-9)).update(batch, dtype=F64).admitted.tolist() == [False, True]
     far = [{"reward": 1, "logprobs": [-40.0, -0.2], "behavior_logprobs": [-0.01, -0.2]}, {"reward": 0, "logprobs": [-0.1]}]
     u = FlashReinforce(trust=math.inf).update(far, dtype=F64)
-    assert u.admitted.all() and u.stats["clamped_tokens"] == 1
+    assert u.admitted.all() and u.stats["capped_token_share"] == 0.0  # the low side is clamped, never capped
     assert u.coefficients[0, 0].item() == approx(0.5 * math.exp(-30) / (2 * 2))
     assert any("clamped" in n for n in u.notes)
     none = FlashReinforce().update(far[:1], dtype=F64)
@@ -131,7 +131,7 @@ def test_sao_docstring_batch():
     assert u.value_targets[0].tolist() == [1, 1, 1] and u.value_targets[1].tolist() == [0, 0, 0]
     assert u.stats["action_tokens"] == 5
     assert u.stats["mean_advantage"] == pytest.approx(0.16617, abs=1e-5)
-    assert u.stats["lambda_mean"] == pytest.approx(0.72222, abs=1e-5)
+    assert u.stats["mean_lambda"] == pytest.approx(0.72222, abs=1e-5)
 
 
 def test_sao_band_is_strict_and_masked_tokens_count_in_n():
@@ -194,7 +194,7 @@ def test_bpco_sign_dependent_clip():
     assert c[0].item() == 0.0 and c[1].item() == 0.0
     assert c[2].item() == approx(math.exp(-5.0) * -0.5 / 4)
     assert c[3].item() == approx(math.exp(0.1) * 0.25 / 4)
-    assert u.stats["clipped_token_share"] == approx(0.5)
+    assert u.stats["masked_token_share"] == approx(0.5)
     assert u.admitted.all()  # clipping never un-admits
     assert any("shorter than 1/gae_alpha" in n for n in u.notes)
 
