@@ -1,4 +1,9 @@
-"""Under torch.distributed (two gloo ranks on CPU), batch statistics are the global batch's."""
+"""Under torch.distributed (gloo on CPU): statistics over the process group asked for, and only then.
+
+One 3-rank world: ranks 0 and 1 form the data-parallel group (a subset of the world, as when rank 2
+holds another pipeline stage); the default (no process_group) never all-reduces; distributed=True
+takes the world group.
+"""
 
 import importlib
 import time
@@ -15,35 +20,83 @@ def _pad(x, T):
     return torch.nn.functional.pad(x, (0, T - x.shape[1]))
 
 
-def test_two_gloo_ranks_match_the_full_batch(tmp_path, monkeypatch, batch_factory):
-    # the spawned ranks import the worker by module name, so its folder goes on sys.path (inherited by spawn)
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    run = importlib.import_module("methods_dist_worker").run
-    trajs = batch_factory(seed=21, n=12, drift=0.1)
-    ctx = mp.start_processes(
-        run, args=(2, str(tmp_path / "init"), str(tmp_path), trajs), nprocs=2, join=False, start_method="spawn"
-    )
-    deadline = time.monotonic() + 90
-    while not ctx.join(timeout=1):
-        if time.monotonic() > deadline:
-            for p in ctx.processes:
-                p.kill()
-            pytest.fail("the two gloo ranks did not finish within 90 s")
-    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
-    for name, knobs in [("FlashReinforce", {"trust": 0.05}), ("SAO", {}), ("BPCO", {}), ("grpo", {"group_size": 2})]:
-        full = methods.make_method(name, **knobs).update(trajs, dtype=torch.float64)
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dist")
+    here = str(Path(__file__).parent)
+    import sys
+
+    sys.path.insert(0, here)  # the spawned ranks import the worker by module name (sys.path is inherited)
+    try:
+        worker = importlib.import_module("methods_dist_worker")
+        from conftest import random_batch
+
+        trajs = random_batch(seed=21, n=12, drift=0.1)
+        for i, t in enumerate(trajs):
+            t["task_id"] = i // 2  # groups of two, never split across ranks
+            t["teacher_logprobs"] = [x - 0.05 * (k % 3) for k, x in enumerate(t["logprobs"])]
+        ctx = mp.start_processes(
+            worker.run, args=(3, str(tmp / "init"), str(tmp), trajs), nprocs=3, join=False, start_method="spawn"
+        )
+        deadline = time.monotonic() + 150
+        while not ctx.join(timeout=1):
+            if time.monotonic() > deadline:
+                for p in ctx.processes:
+                    p.kill()
+                pytest.fail("the three gloo ranks did not finish within 150 s")
+        return trajs, worker, [torch.load(tmp / f"rank{r}.pt") for r in range(3)]
+    finally:
+        sys.path.remove(here)
+
+
+def _full(worker, trajs):
+    return {name: obj.update(trajs, dtype=torch.float64) for name, obj in worker.rule_objects()}
+
+
+def test_a_subset_group_matches_the_full_batch(ranks):
+    trajs, worker, got = ranks
+    for name, full in _full(worker, trajs).items():
         T = full.coefficients.shape[1]
-        got = torch.cat([_pad(ranks[r][name][0], T) for r in range(2)])
-        assert torch.allclose(got, full.coefficients, atol=1e-15, rtol=1e-12), name
-        assert torch.equal(torch.cat([ranks[r][name][1] for r in range(2)]), full.admitted)
-    # the global quantities each rank saw
-    fr = [ranks[r]["FlashReinforce"][2] for r in range(2)]
-    assert fr[0]["batch_size"] == fr[1]["batch_size"] == 12
-    assert fr[0]["batch_mean_reward"] == pytest.approx(sum(t["reward"] for t in trajs) / 12)
-    n_tokens = sum(sum(bool(x) for x in t["action_mask"]) for t in trajs)
-    assert ranks[0]["SAO"][2]["action_tokens"] == ranks[1]["SAO"][2]["action_tokens"] == n_tokens
-    # and a single process without an initialized group uses its own batch only
-    local = methods.FlashReinforce(trust=0.05).update(trajs[:6], dtype=torch.float64)
-    assert local.stats["batch_size"] == 6
+        coef = torch.cat([_pad(got[r]["subset"][name][0], T) for r in range(2)])
+        assert torch.allclose(coef, full.coefficients, atol=1e-15, rtol=1e-12), name
+        assert torch.equal(torch.cat([got[r]["subset"][name][1] for r in range(2)]), full.admitted), name
+        for r in range(2):
+            s = got[r]["subset"][name][2]
+            assert s["trajectories"] == 12 and s["action_tokens"] == full.stats["action_tokens"], name
+            assert not any("no process_group" in n for n in got[r]["subset"][name][3])
+    fr = got[0]["subset"]["FlashReinforce"][2]
+    assert fr["mean_reward"] == pytest.approx(sum(t["reward"] for t in trajs) / 12)
+
+
+def test_the_default_reduces_nothing_and_says_so(ranks):
+    trajs, worker, got = ranks
+    for r in range(2):
+        mine = trajs[r * 6 : (r + 1) * 6]
+        for name, obj in worker.rule_objects():
+            local = obj.update(mine, dtype=torch.float64)  # this process has no group: the rank's own batch
+            coef, stats, notes = got[r]["default"][name]
+            assert torch.equal(coef, local.coefficients), name
+            assert stats["trajectories"] == 6
+            assert any("no process_group was given" in n for n in notes), name
+
+
+def test_a_rank_outside_the_group_is_refused(ranks):
+    _, worker, got = ranks
+    assert set(got[2]["errors"]) == {name for name, _ in worker.RULES}
+    assert all("not a member of process_group" in e for e in got[2]["errors"].values())
+
+
+def test_distributed_true_takes_the_world(ranks):
+    trajs, worker, got = ranks
+    for name, full in _full(worker, trajs).items():
+        T = full.coefficients.shape[1]
+        coef = torch.cat([_pad(got[r]["world"][name][0], T) for r in range(3)])
+        assert torch.allclose(coef, full.coefficients, atol=1e-15, rtol=1e-12), name
+        assert got[2]["world"][name][1]["trajectories"] == 12
+
+
+def test_without_an_initialized_group():
     with pytest.raises(ValueError, match="not initialized"):
-        methods.SAO().update(trajs, distributed=True)
+        methods.SAO().update([{"reward": 1, "logprobs": [-0.1], "values": [0.5]}], distributed=True)
+    with pytest.raises(ValueError, match="not initialized"):
+        methods.GRPO().update([{"reward": 1, "logprobs": [-0.1]}] * 8, process_group=object())
