@@ -121,6 +121,8 @@ def flash_reinforce_update(
     capped_rows = torch.zeros(B, dtype=dt, device=b.device)
     trust = float(method.trust)
     cap = float(method.ratio_cap)
+    log_cap = math.log(cap)  # inf when uncapped
+    clamped = 0
     clamp_at = D.FLASH_REINFORCE_LOG_RATIO_CLAMP
     zero = torch.zeros((), dtype=dt, device=b.device)
 
@@ -168,12 +170,14 @@ def flash_reinforce_update(
             mf_c = mf[i0:i1]
             if not clean:
                 x = torch.where(mf_c.bool(), x, zero)
-            x.clamp_(-clamp_at, clamp_at).exp_()
-            if stats and cap < math.inf:
-                capped_rows[i0:i1] = (x > cap).to(dt).mul_(mf_c).sum(1)
-            if cap < math.inf:
-                x.clamp_(max=cap)
-            x.mul_(mf_c)
+            if stats:  # one reduction per chunk; the counts below run only when something is out of range
+                lo, hi = (float(v) for v in torch.aminmax(x))
+                if hi > log_cap:
+                    capped_rows[i0:i1] = ((x > log_cap) & mf_c.bool()).sum(1).to(dt)
+                if lo < -clamp_at or hi > clamp_at:
+                    clamped += int(((x.abs() > clamp_at) & mf_c.bool() & admitted[i0:i1, None]).sum())
+            # min(exp(x), cap) as exp(min(x, log cap)): the cap costs no pass of its own
+            x.clamp_(-clamp_at, min(clamp_at, log_cap)).exp_().mul_(mf_c)
             ratio_sum[i0:i1] = x.sum(1)
             torch.mul(x, scale[i0:i1, None], out=coef[i0:i1])
 
@@ -222,14 +226,11 @@ def flash_reinforce_update(
                 f"the ratio cap bound: {int(capped)} admitted tokens had pi_train/pi_sampler > ratio_cap="
                 f"{sig(cap)} and were counted at {sig(cap)} (ratio_cap=inf restores the paper's uncapped rule)."
             )
-        if blp is not None:
-            x = torch.where(b.mask & admitted[:, None], (lp - blp).abs(), zero)
-            over = int((x > clamp_at).sum())
-            if over:
-                notes.append(
-                    f"{over} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
-                    "before exp."
-                )
+        if clamped:
+            notes.append(
+                f"{clamped} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
+                "before exp."
+            )
         if red.note:
             notes.append(red.note)
     return Update(
@@ -668,7 +669,7 @@ def bpco_update(
         g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
         act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
         if cap < math.inf:  # truncate after the test, as verl's dppo_tv: the test reads the true ratio
-            if stats:
+            if stats and float(ratio.max()) > cap:
                 capped_rows[r] = (ratio > cap).to(dt).mul_(act).sum(1)
             ratio.clamp_(max=cap)
         active_rows[r] = act.sum(1)
