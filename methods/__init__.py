@@ -4,8 +4,10 @@
 
     >>> from pick_a_method import methods
     >>> m = methods.make_method("FlashReinforce", trust=0.01)
-    >>> upd = m.update(trajectories)            # list of dicts or a methods.Batch
+    >>> upd = m.update(trajectories)            # list of dicts or a methods.Batch (log-probs may carry grad)
     >>> upd.loss(logprobs).backward()           # grad wrt logprobs == -upd.coefficients
+
+examples/train_tiny.py is a complete training loop around these calls.
 """
 
 from pick_a_method.methods import defaults, objects

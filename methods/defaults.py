@@ -173,11 +173,10 @@ ASYNC_LOG_RATIO_CLAMP = 20.0
 # keep * A * rho, with rho unclipped), so a prime-rl config cannot carry this knob.
 ASYNC_RATIO_CAP = RATIO_CAP
 
-# What our ipo leaves out of prime-rl's ipo loss: prime-rl adds kl_tau * (log rho)^2 on every loss token
-# (kl_tau = 1e-3, trainer/rl/loss.py ipo_loss_fn, commit 559b44772), a penalty whose gradient is
-# 2 kl_tau log(rho) grad log pi. A coefficient rule cannot add it without changing what the coefficients mean
-# (it is a separate loss term), so Async omits it; a trainer that wants it adds it to the loss itself.
-PRIME_RL_IPO_KL_TAU = 1e-3
+# What our ipo leaves out of prime-rl's ipo loss (a fact, not a knob): prime-rl adds kl_tau * (log rho)^2 on
+# every loss token (kl_tau = 1e-3, trainer/rl/loss.py ipo_loss_fn, commit 559b44772), a penalty whose gradient
+# is 2 kl_tau log(rho) grad log pi. It is a separate loss term, not a factor on the policy-gradient
+# coefficients, so Async omits it; a trainer that wants prime-rl's exact objective adds it to its loss.
 
 # --------------------------------------------------------------------------------------------
 # FlashReinforce: Hu et al. 2026 (NVIDIA, FlashREINFORCE; reference loss

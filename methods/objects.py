@@ -179,6 +179,13 @@ class Method(BaseModel):
         return out
 
     def update(self, batch: Any, **kwargs: Any) -> Any:  # pragma: no cover - overridden
+        """Run the method's update rule on a batch (a ``methods.Batch`` or a list of trajectory dicts).
+
+        Keyword arguments every rule takes: ``dtype``/``device`` (the batch's, when converting), ``validate``
+        (check the inputs, default True), ``stats`` (compute stats and notes, default True; False is the hot
+        path), ``process_group`` (take batch statistics over that group's ranks; default: this rank only),
+        ``distributed=True`` (the world group). The batch may carry autograd graphs: the rule never follows them.
+        """
         raise NotImplementedError(f"{type(self).__name__} has no update rule")
 
 

@@ -6,6 +6,7 @@ takes the world group.
 """
 
 import importlib
+import importlib.util
 import time
 from pathlib import Path
 
@@ -29,7 +30,11 @@ def ranks(tmp_path_factory):
     sys.path.insert(0, here)  # the spawned ranks import the worker by module name (sys.path is inherited)
     try:
         worker = importlib.import_module("methods_dist_worker")
-        from conftest import random_batch
+        # this folder's conftest by path (another folder's conftest may own the name "conftest")
+        spec = importlib.util.spec_from_file_location("methods_conftest", Path(here) / "conftest.py")
+        fixtures = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fixtures)
+        random_batch = fixtures.random_batch
 
         trajs = random_batch(seed=21, n=12, drift=0.1)
         for i, t in enumerate(trajs):
