@@ -588,7 +588,7 @@ class FlashReinforce(Method):
         return D.FLASH_REINFORCE_LEARNING_RATE_LORA if lora else D.FLASH_REINFORCE_LEARNING_RATE
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.single_rollout import flash_reinforce_update
+        from pick_a_method.methods.rules.flash_reinforce import flash_reinforce_update
 
         return flash_reinforce_update(self, batch, **kwargs)
 
