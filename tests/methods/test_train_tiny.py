@@ -2,10 +2,10 @@
 
 It hands the Batch the log-probs with their graph (as a trainer has them), so it also exercises the rule that
 no update differentiates through its own coefficients (issue 12 measured OPD learning far less that way).
+About 25 s for the three methods on this project's 2-core machine (measured, not asserted: timings live in bench/).
 """
 
 import importlib.util
-import time
 from pathlib import Path
 
 import pytest
@@ -36,9 +36,7 @@ def test_the_grader_is_a_program():
 
 @pytest.mark.parametrize("name", ["grpo", "flash_reinforce", "opd"])
 def test_the_reward_rises_well_above_its_start(train_tiny, name):
-    start = time.perf_counter()
     history = train_tiny.train(name, steps=50, seed=0)
     first, last = sum(history[:5]) / 5, sum(history[-5:]) / 5
     assert first < 0.2  # a random policy: about 1 in 10 answer tokens is right
     assert last >= first + 0.2 and last >= 2.5 * first, (name, first, last)
-    assert time.perf_counter() - start < 40
