@@ -312,3 +312,14 @@ def test_group_keys_keep_their_kind():
     assert groups([{"group": 1}, {"task_id": "1"}]) == [0, 1]
     assert groups([{"task_id": 1}, {"task_id": "1"}, {"task_id": 1.0}, {"task_id": True}]) == [0, 1, 0, 2]
     assert groups([{"task_id": "a"}, {"task_id": "a"}]) == [0, 0]
+
+
+def test_opds_clamp_note_counts_action_tokens_only():
+    lp = torch.tensor([[-0.5, -0.6, -90.0], [-0.4, -0.3, -0.2]], dtype=F64)  # -90: padding past row 0's length
+    teacher = torch.tensor([[-0.4, -0.7, -0.1], [-0.5, -0.2, -0.3]], dtype=F64)
+    b = Batch(rewards=[0.0, 0.0], logprobs=lp, teacher_logprobs=teacher, lengths=[2, 3])
+    u = methods.OPD(teacher="t", divergence="forward_kl").update(b)
+    assert not any("clamped" in n for n in u.notes)
+    lp[1, 0] = -30.0  # an action token 29.5 away from the teacher
+    u = methods.OPD(teacher="t", divergence="forward_kl", ratio_cap=math.inf).update(b)
+    assert any("on 1 action tokens" in n for n in u.notes)
