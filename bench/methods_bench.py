@@ -5,7 +5,8 @@
 
 For each method and batch size it times (best of --repeat, time.perf_counter):
 
-* ``batch f32``: ``method.update(batch)`` on a prepared float32 ``methods.Batch`` (the trainer's path);
+* ``batch f32``: ``method.update(batch)`` on a prepared float32 ``methods.Batch`` (validated, with stats);
+* ``hot f32``: ``method.update(batch, stats=False, validate=False)``, a trainer's hot path;
 * ``list f32`` / ``list f64``: ``method.update(list_of_dicts, dtype=...)`` end to end, conversion included;
 * ``anchor``: whileai's pure-Python ``update(list_of_dicts)`` on the same trajectories, when installed.
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             wai = None
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), T = {args.tokens}; anchor: "
           f"{'whileai ' + getattr(wai, '__version__', '?') if wai else 'not installed'}")
-    header = f"{'method':16s} {'B':>5s} {'batch f32':>10s} {'list f32':>10s} {'list f64':>10s} {'anchor':>10s} {'x batch':>8s} {'x list':>8s}"
+    header = f"{'method':16s} {'B':>5s} {'batch f32':>10s} {'hot f32':>10s} {'list f32':>10s} {'list f64':>10s} {'anchor':>10s} {'x batch':>8s} {'x list':>8s}"
     print(header)
     print("-" * len(header))
     for B in args.sizes:
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("FlashReinforce", "SAO", "BPCO"):
             ours = methods.make_method(name)
             t_batch = best(lambda: ours.update(batch), args.repeat)
+            t_hot = best(lambda: ours.update(batch, stats=False, validate=False), args.repeat)
             t_l32 = best(lambda: ours.update(trajs, dtype=torch.float32), max(1, args.repeat // 2))
             t_l64 = best(lambda: ours.update(trajs, dtype=torch.float64), max(1, args.repeat // 2))
             t_anchor = None
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             anchor_txt = ms(t_anchor) if t_anchor else f"{'-':>11s}"
             x_batch = f"{t_anchor / t_batch:7.0f}x" if t_anchor else f"{'-':>8s}"
             x_list = f"{t_anchor / t_l32:7.1f}x" if t_anchor else f"{'-':>8s}"
-            print(f"{name:16s} {B:5d} {ms(t_batch)} {ms(t_l32)} {ms(t_l64)} {anchor_txt} {x_batch} {x_list}", flush=True)
+            print(f"{name:16s} {B:5d} {ms(t_batch)} {ms(t_hot)} {ms(t_l32)} {ms(t_l64)} {anchor_txt} {x_batch} {x_list}", flush=True)
     print("x batch = anchor / (float32 Batch); x list = anchor / (list -> float32, conversion included).")
     return 0
 
