@@ -6,7 +6,6 @@ Each function takes a list of row dicts or the `GradedRows` that `read_rows` ret
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from . import defaults as D
 from .errors import InputError
 from .rows import NAME_LIMIT, GradedRows, RowsLike, as_rows, display_name
+from .table import Table, table_of
 from .stats import bootstrap_ci, pass_at_k_per_group, split_probability
 from .verdicts import (Band, NextStep, OnPolicy, PairedDifference, PassAt, RolloutsPerTask, RowRef,
                        TeacherClears, TruncatedPasses)
@@ -26,10 +26,12 @@ MAX_K = 1_000_000_000  # rollouts per task; a larger k is a mistake, and past 1.
 
 
 def rows_arguments(rows: GradedRows) -> tuple[dict[str, Any], list[str]]:
-    """The `rows_path` argument that re-reads these rows, or a note that the caller must pass them again."""
+    """The `rows_path` (and `fields`) arguments that re-read these rows, or a note that the caller must pass
+    them again."""
+    extra = {"fields": dict(rows.fields)} if rows.fields else {}
     if rows.source is not None:
-        return {"rows_path": rows.source}, []
-    return {}, ["rows"]
+        return {"rows_path": rows.source, **extra}, []
+    return extra, ["rows"]
 
 
 def _check_threshold(pass_threshold: float) -> float:
@@ -39,43 +41,49 @@ def _check_threshold(pass_threshold: float) -> float:
     return float(pass_threshold)
 
 
-@dataclass(frozen=True)
-class Groups:
-    """Per-task counts over graded rows; tasks with no graded row are left out."""
-
-    names: list[str]
-    n: np.ndarray  # graded rollouts per task
-    c: np.ndarray  # passes per task
-    n_graded: int
-    n_ungraded: int
-    n_nonbinary: int
-
-    @property
-    def rates(self) -> np.ndarray:
-        return self.c / self.n
+Groups = Table  # the graded groups of a table (kept for callers of the old name)
 
 
-def groups(rows: GradedRows, pass_threshold: float = D.PASS_THRESHOLD) -> Groups:
-    graded = ~np.isnan(rows.reward)
-    task = rows.task[graded]
-    reward = rows.reward[graded]
-    n = np.bincount(task, minlength=rows.n_tasks)
-    c = np.bincount(task, weights=(reward >= pass_threshold), minlength=rows.n_tasks)
-    keep = n > 0
-    names = rows.task_names if keep.all() else [rows.task_names[i] for i in np.flatnonzero(keep)]
-    nonbinary = int(((reward != 0.0) & (reward != 1.0)).sum())
-    return Groups(names, n[keep], c[keep].astype(np.int64), int(graded.sum()), int((~graded).sum()), nonbinary)
+def groups(rows: GradedRows, pass_threshold: float = D.PASS_THRESHOLD) -> Table:
+    """The graded groups (one task's rollouts from one sampler in one arm) of the rows' table."""
+    return table_of(rows, pass_threshold).graded()
 
 
-def grading_warnings(rows: GradedRows, g: Groups, pass_threshold: float) -> list[str]:
-    """What the caller must know about how the rows were graded."""
-    out = []
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def single_warning(n_single: int) -> str:
+    """One wording for groups of one, so rollouts_per_task and band do not say it twice in a route."""
+    return (f"{plural(n_single, 'task')} {'has' if n_single == 1 else 'have'} a single graded rollout: it cannot "
+            f"split, so a grouped method gets no signal from it and split_share leaves it out; drop such tasks or "
+            f"sample them again")
+
+
+def sampler_warning(t: Table) -> list[str]:
+    if not t.several:
+        return []
+    s = t.samplers()
+    shown = "; ".join(t.sampler_label(*_codes_of(t, e)) + f" ({e['rows']} rows)" for e in s[:4])
+    more = f" and {len(s) - 4} more" if len(s) > 4 else ""
+    return [f"rows from {len(s)} samplers/arms ({shown}{more}): each task's rollouts are grouped per sampler and "
+            f"arm ({len(t)} groups over {plural(t.n_tasks, 'task')}), never pooled"]
+
+
+def _codes_of(t: Table, entry: dict[str, Any]) -> tuple[int, int]:
+    names, arms = t.rows.model_names, t.rows.arm_names
+    m = next((i for i, n in enumerate(names) if display_name(n) == entry["model"]), -1)
+    a = next((i for i, n in enumerate(arms) if display_name(n) == entry.get("arm")), -1)
+    return m, a
+
+
+def grading_warnings(rows: GradedRows, g: Table, pass_threshold: float) -> list[str]:
+    """What the caller must know about how the rows were graded (g: the whole table, ungraded groups too)."""
+    out = list(rows.notes)
     if g.n_ungraded:
         nan = f" ({rows.n_nan_rewards} of them NaN: did the grader fail?)" if rows.n_nan_rewards else ""
         out.append(f"{g.n_ungraded} of {len(rows)} rows carry no reward{nan}; they are left out of every rate, "
                    f"not counted as fails")
-    if rows.missing_reward_hint:
-        out.append(f"no row has a `reward` field{rows.missing_reward_hint}")
     if g.n_nonbinary:
         out.append(f"{g.n_nonbinary} graded rows have a reward other than 0 or 1; a row passes when reward >= "
                    f"{pass_threshold:g} (set pass_threshold to change that)")
@@ -159,7 +167,7 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
     args, needs = rows_arguments(rows)
     if len(g.n) == 0:
         return RolloutsPerTask(verdict="empty", summary="No graded rows, so no groups.", k=0, k_max=0, k_median=0.0,
-                               n_tasks=0, n_single=0, sizes={}, warnings=grading_warnings(rows, g, pass_threshold),
+                               n_tasks=0, n_single=0, sizes={}, warnings=grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g),
                                next_step=NextStep(tool=None, why="Grade the rollouts first."))
     sizes, counts = np.unique(g.n, return_counts=True)
     k, k_max, n_single = int(g.n.min()), int(g.n.max()), int((g.n == 1).sum())
@@ -167,18 +175,19 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
     if len(shown) > D.LIST_LIMIT:
         top = sorted(shown.items(), key=lambda kv: -kv[1])[: D.LIST_LIMIT]
         shown = dict(sorted(top, key=lambda kv: int(kv[0])))
-    warnings = grading_warnings(rows, g, pass_threshold)
+    warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     if k_max == 1:
-        verdict, summary = "single", f"One graded rollout per task ({len(g.n)} tasks): no grouped method applies."
+        verdict, summary = "single", (f"One graded rollout per task ({plural(len(g.n), 'task')}): no grouped method "
+                                      f"applies.")
     elif n_single * 2 > len(g.n):
         verdict = "mostly_single"
-        summary = (f"{n_single} of {len(g.n)} tasks have one graded rollout: most groups carry no grouped signal.")
+        summary = (f"{n_single} of {plural(len(g.n), 'group')} have one graded rollout: most groups carry no grouped "
+                   f"signal.")
     else:
         verdict = "grouped"
-        summary = f"{k} to {k_max} graded rollouts per task over {len(g.n)} tasks."
+        summary = f"{k} to {k_max} graded rollouts per task over {plural(len(g.n), 'group')}."
         if n_single:
-            warnings.append(f"{n_single} tasks have a single graded rollout; a grouped method gets no signal from "
-                            f"them: drop them or sample them again")
+            warnings.append(single_warning(n_single))
     if k != k_max:
         warnings.append(f"groups are uneven ({k} to {k_max} graded rollouts); k is the smallest")
     return RolloutsPerTask(verdict=verdict, summary=summary, k=k, k_max=k_max, k_median=float(np.median(g.n)),
@@ -207,9 +216,9 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         raise InputError(f"per_task_offset is over {MAX_K:,}; page from 0 up to the number of tasks",
                          field="per_task_offset")
     g = groups(rows, pass_threshold)
-    warnings = grading_warnings(rows, g, pass_threshold)
+    warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     args, needs = rows_arguments(rows)
-    common = dict(n_rows=len(rows), n_graded=g.n_graded, n_ungraded=g.n_ungraded, n_nonbinary=g.n_nonbinary,
+    common = dict(n_rows=len(rows), n_graded=g.n_graded, n_ungraded=table_of(rows, pass_threshold).n_ungraded, n_nonbinary=g.n_nonbinary,
                   pass_threshold=pass_threshold, per_task_offset=per_task_offset)
     if len(g.n) == 0:
         return PassAt(verdict="empty", summary="No graded rows: nothing to score. Grade the rollouts first.",
@@ -231,12 +240,12 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         at_k, pow_k = float(a.mean()), float(p.mean())
         at_k_ci, pow_k_ci = bootstrap_ci(a), bootstrap_ci(p)
         if n_at_k < len(g.n):
-            warnings.append(f"{len(g.n) - n_at_k} tasks have fewer than {k} graded rollouts and are left out of "
-                            f"pass@{k} and pass^{k}")
+            warnings.append(f"{plural(len(g.n) - n_at_k, 'group')} of fewer than {k} graded rollouts {'is' if len(g.n) - n_at_k == 1 else 'are'} left "
+                            f"out of pass@{k} and pass^{k}")
     elif k >= 2:
         warnings.append(f"no task has {k} graded rollouts, so pass@{k} and pass^{k} are not computed")
     if ci is None:
-        warnings.append(f"no interval on pass@1: {len(g.n)} task(s), and a bootstrap over tasks needs "
+        warnings.append(f"no interval on pass@1: {plural(len(g.n), 'task')}, and a bootstrap over tasks needs "
                         f"{D.MIN_CI_TASKS}; score more tasks (a distinct task_id per task)")
     stop = None if per_task_limit is None else per_task_offset + per_task_limit
     per_task = _listing(g.names[per_task_offset:stop], rates[per_task_offset:stop].tolist())
@@ -248,10 +257,11 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     kway = f"; pass@{k} {at_k:.3f}, pass^{k} {pow_k:.3f}" if at_k is not None else ""
     return PassAt(
         verdict="measured" if ci else "no_interval",
-        summary=f"pass@1 {p1:.3f}{ci_text} over {len(g.n)} tasks{kway}.",
+        summary=f"pass@1 {p1:.3f}{ci_text} over {plural(len(g.n), 'group' if g.several else 'task')}{kway}.",
         pass_at_1=p1, ci95=ci, k=k, pass_at_k=at_k, pass_pow_k=pow_k, pass_at_k_ci95=at_k_ci,
         pass_pow_k_ci95=pow_k_ci, n_tasks=len(g.n), n_tasks_at_k=n_at_k, per_task=per_task,
         per_task_omitted=len(g.names) - len(per_task), warnings=warnings,
+        by_sampler=g.samplers()[: D.LIST_LIMIT] if g.several else [],
         next_step=NextStep(tool="band", arguments=args, needs=needs, why="Read the per-task band next."), **common)
 
 
@@ -265,7 +275,7 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
     rows = as_rows(rows)
     pass_threshold = _check_threshold(pass_threshold)
     g = groups(rows, pass_threshold)
-    warnings = grading_warnings(rows, g, pass_threshold)
+    warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     args, needs = rows_arguments(rows)
     if len(g.n) == 0:
         return Band(verdict="empty", summary="No graded rows, so no band: grade the rollouts first.",
@@ -283,11 +293,11 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
                  for kk in sorted({*D.PREDICT_SPLIT_AT, max(k, 2)}) if kk >= max(k, 2)}
     if n_fail == len(rates):
         verdict = "floor"
-        summary = (f"Floor: all {len(rates)} tasks fail. More rollouts cannot help (no draw passes); the model "
+        summary = (f"Floor: all {plural(len(rates), 'task')} fail. More rollouts cannot help (no draw passes); the model "
                    f"needs a demonstration: OPSD with privileged context, or SFT from a stronger model under ~7B.")
     elif n_pass == len(rates):
         verdict = "saturated"
-        summary = (f"Saturated: all {len(rates)} tasks pass. A binary reward makes every pass equal; rank the passes "
+        summary = (f"Saturated: all {plural(len(rates), 'task')} pass. A binary reward makes every pass equal; rank the passes "
                    f"(GroupwiseGrading) if they really differ, or harden the eval.")
     else:
         verdict = "mixed"
@@ -299,191 +309,11 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
         summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+): sample more per task "
                     f"(about {best[1]:.0%} would split at k={best[0]}) or try ReinforceAda.")
     if len(rates) < D.MIN_CI_TASKS:
-        warnings.append(f"only {len(rates)} graded task(s): a band read off so few tasks says little; score more")
+        warnings.append(f"only {plural(len(rates), 'graded task')}: a band read off so few tasks says little; score more")
     if n_single:
-        warnings.append(f"{n_single} tasks have one graded rollout; they cannot split and are left out of split_share")
+        warnings.append(single_warning(n_single))
     return Band(verdict=verdict, summary=summary, split_share=split_share, n_tasks=len(rates), n_split=n_split,
                 n_all_fail=n_fail, n_all_pass=n_pass, n_single=n_single, k=k, pass_at_1=float(rates.mean()),
                 predicted_split_share=predicted, few_split=few, warnings=warnings,
                 next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],
                                    why="Ask the remaining questions (on-policy, teacher) through route."))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Question 4
-
-# A row's model that is the trained model plus one of these, then anything, is an older copy of it
-# (an async sampler's checkpoint): "Qwen/Qwen3-8B@step-40", "Qwen/Qwen3-8B:ckpt-3".
-_CHECKPOINT_TAIL = re.compile(r"^(@|:|#|/|[-_.]?(step|ckpt|checkpoint|iter|global_step|v\d))", re.IGNORECASE)
-
-
-def _same_model(name: str, model: str) -> str:
-    """'same', 'checkpoint' or 'other'."""
-    a, b = name.strip().casefold(), model.strip().casefold()
-    if a == b:
-        return "same"
-    if a.startswith(b) and _CHECKPOINT_TAIL.match(a[len(b):]):
-        return "checkpoint"
-    return "other"
-
-
-def on_policy(rows: RowsLike, model: str | None) -> OnPolicy:
-    """Question 4: did the model you will train sample these rows? Rows that name no model are 'unknown',
-    never silently off-policy; an older checkpoint of the same model is an async sampler (wrap in Async)."""
-    rows = as_rows(rows)
-    n = len(rows)
-    named = rows.model >= 0
-    counts = np.bincount(rows.model[named], minlength=len(rows.model_names))
-    order = np.argsort(-counts, kind="stable")[: D.LIST_LIMIT]
-    models = {display_name(rows.model_names[i]): int(counts[i]) for i in order if counts[i]}
-    share_named = float(named.mean()) if n else None
-    common = dict(model=model, share_named=share_named, models=models)
-    if n == 0:
-        return OnPolicy(verdict="unknown", kind="empty", summary="No rows.", warnings=[],
-                        next_step=NextStep(tool=None, why="Pass the graded rows."), **common)
-    if not model:
-        return OnPolicy(verdict="unknown", kind="no_model_given",
-                        summary="No model named, so whether these rows are on-policy is unknown.",
-                        warnings=["pass `model` (the model you will train) to answer question 4"],
-                        next_step=NextStep(tool="route", needs=["model"], why="Name the model you will train."),
-                        **common)
-    if not named.any():
-        return OnPolicy(verdict="unknown", kind="unnamed",
-                        summary="No row names the model that sampled it, so on-policy is unknown (not assumed off).",
-                        warnings=["add a `model` field to each row (the model that sampled it)"],
-                        next_step=NextStep(tool=None, why="Record which model sampled each row, then ask again."),
-                        **common)
-    kinds = {rows.model_names[i]: _same_model(rows.model_names[i], model) for i in np.flatnonzero(counts)}
-    others = [display_name(m) for m, kd in kinds.items() if kd == "other"]
-    stale = [display_name(m) for m, kd in kinds.items() if kd == "checkpoint"]
-    warnings = []
-    if share_named < 1.0:
-        warnings.append(f"{int((~named).sum())} of {n} rows name no model")
-    if others:
-        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        return OnPolicy(verdict="no", kind="other_model", warnings=warnings,
-                        summary=(f"Rows were sampled by {shown}, not {model}: GRPO on them is off-policy with no "
-                                 f"correction. Train SFT on them, or use that model as an OPD teacher."),
-                        next_step=NextStep(tool="teacher_clears", needs=["teacher_rows", "student_rows"],
-                                           why="Check whether that model beats yours before distilling from it."),
-                        **common)
-    if stale:
-        return OnPolicy(verdict="no", kind="older_checkpoint", warnings=warnings,
-                        summary=(f"Rows come from older copies of {model} ({', '.join(stale[:3])}): an async "
-                                 f"sampler. Wrap the method in Async with a per-token correction (ipo)."),
-                        next_step=NextStep(tool="prime_rl_config",
-                                           arguments={"method": "async", "model": model,
-                                                      "knobs": {"method": "grpo", "correction": "ipo"}},
-                                           needs=["taskset"], why="An Async config bounds staleness and corrects it."),
-                        **common)
-    if share_named < 1.0:
-        return OnPolicy(verdict="unknown", kind="unnamed", warnings=warnings,
-                        summary=f"The rows that name a model name {model}, but some name none, so it is not proven.",
-                        next_step=NextStep(tool=None, why="Record the sampling model on every row."), **common)
-    return OnPolicy(verdict="yes", kind="same_model", warnings=warnings,
-                    summary=f"Every row was sampled by {model}: on-policy.",
-                    next_step=NextStep(tool="route", needs=["rows"], arguments={"model": model},
-                                       why="Finish the route."), **common)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Question 5
-
-
-def dominant_model(rows: GradedRows) -> str | None:
-    """The model that sampled most of the rows, or None when no row names one."""
-    named = rows.model[rows.model >= 0]
-    if not len(named):
-        return None
-    values, counts = np.unique(named, return_counts=True)
-    return rows.model_names[int(values[counts.argmax()])]
-
-
-def _median_budget(rows: GradedRows) -> float | None:
-    stated = rows.max_tokens[~np.isnan(rows.max_tokens)]
-    return float(np.median(stated)) if len(stated) else None
-
-
-def _paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDifference | None:
-    gt, gs = groups(t, pass_threshold), groups(s, pass_threshold)
-    where = {name: i for i, name in enumerate(gs.names)}
-    shared = [(i, where[name]) for i, name in enumerate(gt.names) if name in where]
-    if not shared:
-        return None
-    ti, si = np.array(shared).T
-    diff = gt.rates[ti] - gs.rates[si]
-    return PairedDifference(n_shared=len(diff), mean_diff=float(diff.mean()), ci95=bootstrap_ci(diff))
-
-
-def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float = D.PROVE_EFFECT, *,
-                   pass_threshold: float = D.PASS_THRESHOLD, tokenizers_match: bool | None = None) -> TeacherClears:
-    """Question 5: the teacher clears when its pass@1 beats the student's by `effect` and its 95% interval lies
-    wholly above the student's (the seed's rule). A paired bootstrap on shared tasks is reported as evidence.
-    Too few tasks, no graded rows, or a teacher scored with a longer token budget: undecided, never a guess."""
-    if not 0 < effect < 1:
-        raise InputError(f"effect is {effect}; give a gain in (0, 1), e.g. {D.PROVE_EFFECT}", field="effect")
-    t_rows, s_rows = as_rows(teacher_rows, what="teacher_rows"), as_rows(student_rows, what="student_rows")
-    t, s = pass_at(t_rows, pass_threshold=pass_threshold), pass_at(s_rows, pass_threshold=pass_threshold)
-    paired = _paired(t_rows, s_rows, pass_threshold)
-    warnings = [f"teacher: {w}" for w in t.warnings] + [f"student: {w}" for w in s.warnings]
-    common = dict(effect=effect, teacher_pass_at_1=t.pass_at_1, teacher_ci95=t.ci95, student_pass_at_1=s.pass_at_1,
-                  student_ci95=s.ci95, paired=paired, tokenizers_match=tokenizers_match)
-    gap = (t.pass_at_1 - s.pass_at_1) if t.pass_at_1 is not None and s.pass_at_1 is not None else None
-
-    def undecided(why: str, step: NextStep) -> TeacherClears:
-        return TeacherClears(verdict="undecided", clears=None, gap=gap, apart=None, summary=why, next_step=step,
-                             warnings=warnings, **common)
-
-    score_more = NextStep(tool="holdout_size", arguments={"effect": effect},
-                          why="Size the held-out set that can show this gap, score both models on it, ask again.")
-    if t.pass_at_1 is None or s.pass_at_1 is None:
-        side = "teacher" if t.pass_at_1 is None else "student"
-        return undecided(f"Undecided: the {side} rows have no graded reward.", score_more)
-    if t.ci95 is None or s.ci95 is None:
-        return undecided(f"Undecided: an interval needs {D.MIN_CI_TASKS}+ tasks on each side (teacher "
-                         f"{t.n_tasks}, student {s.n_tasks}).", score_more)
-    tb, sb = _median_budget(t_rows), _median_budget(s_rows)
-    if tb is not None and sb is not None and tb > sb:
-        return undecided(f"Undecided: the teacher was scored with max_tokens {tb:g}, the student with {sb:g}. Inside "
-                         f"an OPD run the teacher is cut at the student's budget: score it at {sb:g} and ask again.",
-                         NextStep(tool=None, arguments={"max_tokens": int(sb)},
-                                  why="Re-score the teacher at the student's max_tokens."))
-    if int(t_rows.truncated.sum()) and int((t_rows.truncated & (t_rows.reward >= pass_threshold)).sum()):
-        warnings.append("some teacher replies were cut off and still passed; fix the reward (question 1) before "
-                        "trusting the teacher's rate")
-    apart = t.ci95[0] > s.ci95[1]
-    clears = gap >= effect and apart
-    if t.ci95[0] == t.ci95[1] or s.ci95[0] == s.ci95[1]:
-        warnings.append("an interval has zero width (every task at one rate), so 'apart' is easy to meet; the "
-                        "paired difference is the better evidence")
-    if paired and paired.ci95 and clears and paired.ci95[0] <= 0:
-        warnings.append(f"on the {paired.n_shared} shared tasks the paired interval on the gap "
-                        f"[{paired.ci95[0]:.3f}, {paired.ci95[1]:.3f}] reaches 0")
-    text = (f"teacher {t.pass_at_1:.3f} [{t.ci95[0]:.3f}, {t.ci95[1]:.3f}] vs student {s.pass_at_1:.3f} "
-            f"[{s.ci95[0]:.3f}, {s.ci95[1]:.3f}], gap {gap:+.3f}")
-    if clears and tokenizers_match is False:
-        return TeacherClears(verdict="tokenizer_mismatch", clears=True, gap=gap, apart=apart, warnings=warnings,
-                             summary=(f"The teacher scores higher ({text}) but its tokenizer differs from the "
-                                      f"student's: per-token distillation needs one tokenizer. Pick a same-family "
-                                      f"teacher."),
-                             next_step=NextStep(tool=None, why="Find a stronger teacher that shares the tokenizer."),
-                             **common)
-    if clears:
-        if tokenizers_match is None:
-            warnings.append("tokenizers not compared: OPD needs the teacher and student to share one (pass "
-                            "tokenizers_match, or teacher/student names to prime_rl_config)")
-        teacher = dominant_model(t_rows)
-        student = dominant_model(s_rows)
-        args = {"method": "opd", **({"model": student} if student else {}),
-                "knobs": {"teacher": teacher or "<teacher model>"}}
-        needs = ["taskset"] + ([] if student else ["model"]) + ([] if teacher else ["knobs.teacher"])
-        return TeacherClears(verdict="clears", clears=True, gap=gap, apart=apart, warnings=warnings,
-                             summary=f"The teacher clears: {text}, at least {effect:g} with intervals apart.",
-                             next_step=NextStep(tool="prime_rl_config", arguments=args,
-                                                needs=needs + ["knobs.base_url (the teacher's vLLM server)"],
-                                                why="Distill from this teacher (OPD)."), **common)
-    reason = (f"the gap is under {effect:g}" if gap < effect else "the intervals overlap")
-    return TeacherClears(verdict="does_not_clear", clears=False, gap=gap, apart=apart, warnings=warnings,
-                         summary=f"The teacher does not clear ({reason}): {text}. It has nothing to give by OPD.",
-                         next_step=NextStep(tool="route", needs=["rows", "model"],
-                                            why="Route without the teacher."), **common)

@@ -3,25 +3,29 @@
 Order (seed-pick-a-method.md section 6): truncation, grading, k = 1, floor, saturated, teacher, on-policy,
 GRPO. Where the seed's code is wrong the router follows its text and says so in the evidence: ungraded
 rows are `grade_first` (not floor), rows that name no model are unknown (not off-policy), too few tasks
-is undecided (not a crash), few split tasks adds ReinforceAda, other models' pairs go to DPO, a floor
+is undecided (not a crash), rows of several samplers are never pooled (the trained model's own rows are
+routed, the others scored as teachers), few split tasks adds ReinforceAda, other models' pairs go to DPO, a floor
 under ~7B goes to SFT from a stronger model, and a teacher scored with a longer budget is not trusted.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from . import defaults as D
-from .holdout import holdout_size
-from .questions import (Groups, band, dominant_model, groups, grading_warnings, on_policy, rollouts_per_task,
-                        teacher_clears, truncated_passes)
-from .rows import RowsLike, as_rows
+from .advice import before_gpu, candidate_evidence, config_step, config_tool, others_line, score_others
+from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
+from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
+from .rows import GradedRows, RowsLike, as_rows
+from .table import table_of
 from .verdicts import NextStep, Route, TraceStep
 
 _PARAMS = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
-_QWEN_BASE = re.compile(r"qwen[-_]?(2\.5|3)", re.IGNORECASE)
-PLACEHOLDER_TASKSET = "<prime-rl taskset id>"
 
 
 def model_params_b(model: str | None) -> float | None:
@@ -39,65 +43,67 @@ def model_params_b(model: str | None) -> float | None:
     return max(sizes) if sizes else None
 
 
-def _prime_rl_step(method: str, *, taskset: str | None, model: str | None, knobs: dict[str, Any] | None = None,
-                   why: str, needs: list[str] | None = None) -> NextStep:
-    needs = list(needs or [])
-    if taskset is None:
-        needs.append("taskset")
-    if model is None:
-        needs.append("model")
-    args: dict[str, Any] = {"taskset": taskset or PLACEHOLDER_TASKSET, "method": method,
-                            "model": model or "<the model you will train>"}
-    if knobs:
-        args["knobs"] = knobs
-    return NextStep(tool="prime_rl_config", arguments=args, needs=needs, why=why)
-
-
 def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | None = None, *,
           pass_threshold: float = D.PASS_THRESHOLD, effect: float = D.PROVE_EFFECT, taskset: str | None = None,
           teacher: str | None = None, teacher_base_url: str | None = None, tokenizers_match: bool | None = None,
-          preference_pairs: bool | None = None, params_b: float | None = None) -> Route:
-    """Route graded rows to a training method; `trace` holds each question's answer and evidence."""
-    rows = as_rows(rows)
+          preference_pairs: bool | None = None, params_b: float | None = None,
+          fields: Mapping[str, str] | None = None, trainer: str = "prime-rl") -> Route:
+    """Route graded rows to a training method; `trace` holds each question's answer and evidence, in question order.
+
+    `fields` maps your field names (see routing.fields); `trainer` ("prime-rl", "trl" or "verl") picks the config
+    tool next_step names. When the rows hold the trained model's rollouts beside other models', the route reads the
+    trained model's own rows and scores each other model as an OPD teacher on the shared tasks."""
+    tool = config_tool(trainer)
+    _prime_rl_step = functools.partial(config_step, tool)
+    all_rows = as_rows(rows, fields=fields)
+    t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
     trace: list[TraceStep] = []
     warnings: list[str] = []
-    g = groups(rows, pass_threshold)
-    base_fields = dict(model=model, n_rows=len(rows), n_tasks=len(g.n))
+    rows, others = _split_samplers(all_rows, model, pass_threshold)
+    full = table_of(rows, pass_threshold)
+    g = full.graded()
+    base_fields = dict(model=model, n_rows=len(all_rows), n_tasks=g.n_tasks)
+    args, needs = rows_arguments(all_rows)
+    if model:
+        args["model"] = model
 
     def done(name: str, methods: list[str], summary: str, step: NextStep, *, alternatives: list[NextStep] = (),
-             before_gpu: bool = True) -> Route:
-        checks = _before_gpu(g, model, effect) if before_gpu else []
-        return Route(verdict=name, route=name, methods=methods, summary=summary, next_step=step, trace=trace,
-                     alternatives=list(alternatives), before_gpu=checks, warnings=list(dict.fromkeys(warnings)),
-                     **base_fields)
+             gpu: bool = True) -> Route:
+        checks = before_gpu(g, model, effect) if gpu else []
+        return Route(verdict=name, route=name, methods=methods, summary=summary, next_step=step,
+                     trace=sorted(trace, key=lambda t: t.question), alternatives=list(alternatives),
+                     before_gpu=checks, warnings=list(dict.fromkeys(warnings)), **base_fields)
 
-    # 1. Can a cut-off reply pass?
-    tp = truncated_passes(rows, pass_threshold=pass_threshold)
+    # 1. Can a cut-off reply pass? (every row in the file: one grader scored them all)
+    tp = truncated_passes(all_rows, pass_threshold=pass_threshold)
     decided = tp.verdict == "fix_reward"
     trace.append(TraceStep(question=1, name="truncated_passes", answer=tp.verdict, decided=decided,
                            evidence={"count": tp.count, "truncated_rows": tp.truncated_rows, "share": tp.share,
                                      "rows_stating_truncation": tp.n_truncation_stated}))
     warnings += tp.warnings
     if decided:
-        return done("fix_reward", [], tp.summary, tp.next_step, before_gpu=False)
+        return done("fix_reward", [], tp.summary, tp.next_step, gpu=False)
 
     # 0. Is there anything graded to read? (the seed's band() calls ungraded rows a floor; they are not)
-    warnings += grading_warnings(rows, g, pass_threshold)
+    warnings += grading_warnings(rows, full, pass_threshold)
     too_few = 0 < len(g.n) < D.MIN_CI_TASKS
     decided = len(g.n) == 0 or too_few
     trace.append(TraceStep(question=0, name="graded", answer="none" if not len(g.n) else ("too_few" if too_few else "yes"),
-                           decided=decided, evidence={"graded_rows": g.n_graded, "ungraded_rows": g.n_ungraded,
-                                                      "graded_tasks": len(g.n)}))
+                           decided=decided, evidence={"graded_rows": g.n_graded, "ungraded_rows": full.n_ungraded,
+                                                      "graded_tasks": g.n_tasks, "graded_groups": len(g)}))
     if not len(g.n):
         why = ("no row carries a gradable reward" if len(rows) else "there are no rows")
-        return done("grade_first", [], f"Nothing to route: {why}. Grade the rollouts (a program grader beats a judge), "
-                    "then ask again; ungraded rows are not fails.",
-                    NextStep(tool=None, why="Grade the rollouts, then call route again."), before_gpu=False)
+        hint = " ".join(n for n in rows.notes if "reward" in n)
+        return done("grade_first", [], f"Nothing to route: {why}. " + (f"{hint[0].upper()}{hint[1:]}. " if hint else "")
+                    + "Grade the rollouts (a program grader beats a judge), then ask again; ungraded rows are not fails.",
+                    NextStep(tool="route" if hint else None, arguments=args, needs=needs,
+                             why="Grade the rollouts (or map the grade field), then call route again."), gpu=False)
     if too_few:
-        return done("grade_first", [], f"Undecided: only {len(g.n)} graded task(s); a band or an interval needs "
-                    f"{D.MIN_CI_TASKS}+ tasks. Grade more tasks, then ask again.",
+        n_t = g.n_tasks
+        return done("grade_first", [], f"Undecided: only {n_t} graded task{'s' if n_t != 1 else ''}; a band or an "
+                    f"interval needs {D.MIN_CI_TASKS}+ tasks. Grade more tasks, then ask again.",
                     NextStep(tool="holdout_size", arguments={"effect": effect},
-                             why="See how many tasks it takes to prove an effect."), before_gpu=False)
+                             why="See how many tasks it takes to prove an effect."), gpu=False)
 
     # 2. How many rollouts per prompt?
     rp = rollouts_per_task(rows, pass_threshold=pass_threshold)
@@ -119,14 +125,14 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
 
     # 3. Which band?
     b = band(rows, pass_threshold=pass_threshold)
-    op = on_policy(rows, model)
+    op = on_policy(all_rows, model, pass_threshold=pass_threshold)
     decided = b.verdict in ("floor", "saturated")
     trace.append(TraceStep(question=3, name="band", answer=b.verdict, decided=decided,
                            evidence={"split_share": b.split_share, "n_split": b.n_split, "n_all_fail": b.n_all_fail,
                                      "n_all_pass": b.n_all_pass, "n_tasks": b.n_tasks, "pass_at_1": b.pass_at_1,
                                      "predicted_split_share": b.predicted_split_share}))
     warnings += [w for w in b.warnings if w not in warnings]
-    if decided and op.verdict == "no" and op.kind == "other_model":
+    if decided and op.kind == "other_model":
         warnings.append(f"the band was read off rows another model sampled ({', '.join(list(op.models)[:2])}); "
                         f"measure it on {model}, the model you will train")
     if b.verdict == "floor":
@@ -153,40 +159,56 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         warnings.append(f"only {b.n_split} split tasks: a grouped method wants {D.MIN_SPLIT_TASKS}+; sample more per "
                         f"task or add ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
 
-    # 5. Is there a stronger teacher? (the seed asks it before question 4)
-    if teacher_rows is not None:
-        tc = teacher_clears(teacher_rows, rows, effect, pass_threshold=pass_threshold, tokenizers_match=tokenizers_match)
-        decided = tc.verdict == "clears"
-        trace.append(TraceStep(question=5, name="teacher_clears", answer=tc.verdict, decided=decided,
-                               evidence={"gap": tc.gap, "apart": tc.apart, "teacher_pass_at_1": tc.teacher_pass_at_1,
-                                         "teacher_ci95": tc.teacher_ci95, "student_pass_at_1": tc.student_pass_at_1,
-                                         "student_ci95": tc.student_ci95, "effect": effect,
-                                         "paired": tc.paired.model_dump() if tc.paired else None,
-                                         "tokenizers_match": tokenizers_match}))
-        warnings += [w for w in tc.warnings if w not in warnings and not w.startswith("student: ")]
-        if decided:
-            t_rows = as_rows(teacher_rows, what="teacher_rows")
-            name = teacher or dominant_model(t_rows)
-            knobs: dict[str, Any] = {"teacher": name or "<teacher model>"}
-            step_needs = [] if name else ["knobs.teacher"]
-            if teacher_base_url:
-                knobs["base_url"] = teacher_base_url
-            else:
-                step_needs.append("knobs.base_url (the teacher's vLLM server)")
-            return done("opd", ["OPD"], f"{tc.summary} Distill from it on-policy (OPD); it matched GRPO in the "
-                        f"skill's own run, so pick it for the teacher, not for cost.",
-                        _prime_rl_step("opd", taskset=taskset, model=model, knobs=knobs, needs=step_needs,
-                                       why="OPD pulls the student toward the teacher token by token."))
+    # 5. Is there a stronger teacher? (the seed asks it before question 4; the trace lists questions in order)
+    scored = score_others(others, rows, effect, pass_threshold, tokenizers_match) if others else {}
+    if others:
+        warnings.append(others_line(scored, model))
+    tc = teacher_clears(t_given, rows, effect, pass_threshold=pass_threshold,
+                        tokenizers_match=tokenizers_match) if t_given is not None else None
+    clearing = {name: c for name, c in scored.items() if c.verdict == "clears"}
+    if tc is not None and tc.verdict == "clears":
+        chosen, t_name = tc, teacher or dominant_model(t_given)
+    elif clearing:  # the strongest clearing sampler in the file: never a weaker one
+        t_name = max(clearing, key=lambda n: clearing[n].paired.mean_diff if clearing[n].paired else clearing[n].gap)
+        chosen = clearing[t_name]
+        t_name = teacher or t_name
     else:
-        trace.append(TraceStep(question=5, name="teacher_clears", answer="no teacher rows", decided=False,
-                               evidence={}))
+        chosen, t_name = None, None
+    shown = tc or (next(iter(scored.values())) if scored else None)
+    evidence: dict[str, Any] = {"effect": effect, "tokenizers_match": tokenizers_match}
+    if shown is not None:
+        evidence.update(gap=shown.gap, apart=shown.apart, decided_by=shown.decided_by,
+                        teacher_pass_at_1=shown.teacher_pass_at_1, teacher_ci95=shown.teacher_ci95,
+                        student_pass_at_1=shown.student_pass_at_1, student_ci95=shown.student_ci95,
+                        paired=shown.paired.model_dump() if shown.paired else None)
+    if scored:
+        evidence["in_file_teachers"] = candidate_evidence(scored)
+    answer = (chosen or tc or shown).verdict if (chosen or tc or shown) else "no teacher rows"
+    trace.append(TraceStep(question=5, name="teacher_clears", answer=answer, decided=chosen is not None,
+                           evidence=evidence))
+    if tc is not None:
+        warnings += [w for w in tc.warnings if w not in warnings and not w.startswith("student: ")]
+    if chosen is not None:
+        knobs: dict[str, Any] = {"teacher": t_name or "<teacher model>"}
+        step_needs = [] if t_name else ["knobs.teacher"]
+        if teacher_base_url:
+            knobs["base_url"] = teacher_base_url
+        else:
+            step_needs.append("knobs.base_url (the teacher's vLLM server)")
+        where = "" if chosen is tc else f" ({t_name}, from the same file)"
+        return done("opd", ["OPD"], f"{chosen.summary}{where} Distill from it on-policy (OPD); it matched GRPO in the "
+                    f"skill's own run, so pick it for the teacher, not for cost.",
+                    _prime_rl_step("opd", taskset=taskset, model=model, knobs=knobs, needs=step_needs,
+                                   why="OPD pulls the student toward the teacher token by token."))
 
     # 4. Did the model you will train write these rows?
     pairs = bool(preference_pairs) or rows.has_pairs
-    decided = op.verdict == "no" and op.kind == "other_model"
+    decided = op.kind == "other_model"
     trace.append(TraceStep(question=4, name="on_policy", answer=op.verdict if op.verdict != "no" else op.kind,
                            decided=decided, evidence={"kind": op.kind, "share_named": op.share_named,
-                                                      "models": op.models, "preference_pairs": pairs}))
+                                                      "models": op.models, "samplers": op.samplers,
+                                                      "preference_pairs": pairs}))
+    warnings += [w for w in op.warnings if w not in warnings and "name no model" not in w]
     if op.verdict == "unknown":
         warnings.append(f"on-policy unknown ({op.kind}): GRPO assumes these rows are the trained model's own; if "
                         f"another model wrote them, use SFT or that model as an OPD teacher")
@@ -197,16 +219,10 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                     NextStep(tool=None, arguments={"method": "dpo"}, why="Build chosen/rejected pairs per prompt "
                                                                            "and train DPO (beta 0.1)."))
     if decided:
-        passing = int((rows.reward >= pass_threshold).sum())
-        return done("sft", ["SFT", f"OPD from {other}"],
-                    f"{op.summary} SFT only on the {passing} passing rows (SFT on failing rows teaches the failures).",
-                    NextStep(tool=None, arguments={"method": "sft", "rows": "passing rows only"},
-                             why="Fine-tune on the passing rows (sft-from-traces)."),
-                    alternatives=[NextStep(tool="teacher_clears", arguments={}, needs=["teacher_rows", "student_rows"],
-                                           why=f"If {other} clearly beats your model, distill from it with OPD.")])
+        return _sft(done, rows, op, other, pass_threshold, args)
 
     # 6. GRPO on split tasks, on-policy (or an async copy: Async with a correction).
-    stale = op.kind == "older_checkpoint"
+    stale = op.kind == "older_checkpoint" or (op.kind == "mixed" and op.verdict == "no")
     methods = ["Async(GRPO, ipo)"] if stale else ["GRPO"]
     if b.few_split:
         methods.append("ReinforceAda")
@@ -229,19 +245,41 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     return done("grpo", methods, summary, step, alternatives=alternatives)
 
 
-def _before_gpu(g: Groups, model: str | None, effect: float) -> list[str]:
-    """Step 7: the held-out size, the random-selection control, and the random-reward arm on Qwen bases."""
-    rates = g.rates
-    base = float(rates.mean()) if len(rates) else D.HOLDOUT_BASE
-    k = int(g.n.min()) if len(g.n) else D.HOLDOUT_K
-    if base >= D.HOLDOUT_CEILING or base <= 0.0:
-        base = D.HOLDOUT_BASE
-    h = holdout_size(effect, base=base, k=max(k, 1))
-    checks = [f"Freeze {h.n_tasks} held-out tasks to show a {effect:g} gain at k={h.k} from base {h.base:.2f} "
-              f"(holdout_size); train on none of them.",
-              "Train a random selection of the same size beside the real one: if the method does not beat its random "
-              "control, the selection or the reward was the problem, not the optimizer."]
-    if model and _QWEN_BASE.search(model):
-        checks.append("On a Qwen 2.5/3 base add a random-reward arm: gains under random rewards signal contamination "
-                      "(Lambert 2025, chapter Evaluation).")
-    return checks
+def _split_samplers(rows: GradedRows, model: str | None,
+                    pass_threshold: float) -> tuple[GradedRows, dict[str, GradedRows]]:
+    """The trained model's own rows (and older copies of it), and each other sampler's rows, when the file holds
+    both; else all rows and no others. Groups of different samplers are never pooled either way."""
+    if not model or len(rows.model_names) < 2:
+        return rows, {}
+    kinds, _ = sampler_kinds(rows, model)
+    mine = [c for c, k in kinds.items() if k != "other"]
+    others = [c for c, k in kinds.items() if k == "other"]
+    if not mine or not others:
+        return rows, {}
+    own = np.isin(rows.model, mine)
+    return rows.subset(own), {rows.model_names[c]: rows.subset(rows.model == c) for c in others}
+
+
+def _sft(done: Any, rows: GradedRows, op: Any, other: str | None, pass_threshold: float,
+         args: dict[str, Any]) -> Route:
+    """Rows another model (or several) sampled: SFT on the passing rows, each sampler's numbers said."""
+    t = table_of(rows, pass_threshold)
+    per = t.samplers()
+    passing = int(t.c.sum())
+    if len(per) > 1:
+        listing = "; ".join(f"{e['model']}: pass@1 {e['pass_at_1']:.3f} over {e['tasks']} tasks, "
+                            f"{int(t.c[t.model == rows.model_names.index(e['model'])].sum()) if e['model'] in rows.model_names else 0} passing rows"
+                            for e in per if e["pass_at_1"] is not None)
+        best = max((e for e in per if e["pass_at_1"] is not None), key=lambda e: e["pass_at_1"])
+        text = (f"{op.summary} SFT only on passing rows (SFT on failing rows teaches the failures), best from the "
+                f"strongest sampler, {best['model']}. Each: {listing}.")
+        other = best["model"]
+    else:
+        text = f"{op.summary} SFT only on the {passing} passing rows (SFT on failing rows teaches the failures)."
+    teacher_args = {("teacher_" + k if k in ("rows", "rows_path") else k): v for k, v in args.items() if k != "model"}
+    return done("sft", ["SFT", f"OPD from {other}"], text,
+                NextStep(tool=None, arguments={"method": "sft", "rows": "passing rows only"},
+                         why="Fine-tune on the passing rows (sft-from-traces)."),
+                alternatives=[NextStep(tool="teacher_clears", arguments=teacher_args,
+                                       needs=["student_rows (your model's rows on the same tasks)"],
+                                       why=f"If {other} clearly beats your model, distill from it with OPD.")])

@@ -85,6 +85,8 @@ class PassAt(Verdict):
     per_task: dict[str, float] = Field(description="Task -> pass rate, in first-seen order; capped, see per_task_omitted.")
     per_task_omitted: int = Field(0, description="Tasks left out of per_task; page with per_task_offset.")
     per_task_offset: int = 0
+    by_sampler: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "When the rows come from several samplers or arms: each one's rows, tasks and pass@1 (never pooled)."))
 
 
 class Band(Verdict):
@@ -108,10 +110,12 @@ class OnPolicy(Verdict):
     """Question 4: did the model you will train write these rows?"""
 
     verdict: Literal["yes", "no", "unknown"]
-    kind: Literal["same_model", "older_checkpoint", "other_model", "unnamed", "no_model_given", "empty"]
+    kind: Literal["same_model", "older_checkpoint", "other_model", "mixed", "unnamed", "no_model_given", "empty"]
     model: str | None
     share_named: float | None = Field(description="Share of rows that name their sampling model.")
     models: dict[str, int] = Field(description="Sampling model -> rows (the most common first; capped).")
+    samplers: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "Per sampler (and arm): model, arm, rows, tasks, graded_rows, pass_at_1 (mean over its graded groups)."))
 
 
 class PairedDifference(BaseModel):
@@ -126,7 +130,7 @@ class TeacherClears(Verdict):
     verdict: Literal["clears", "does_not_clear", "tokenizer_mismatch", "undecided"]
     clears: bool | None = Field(description="true / false, or null when the rows cannot decide.")
     gap: float | None = Field(description="teacher pass@1 - student pass@1.")
-    apart: bool | None = Field(description="The teacher's interval lies wholly above the student's.")
+    apart: bool | None = Field(description="The teacher's interval lies wholly above the student's (the seed's rule).")
     effect: float
     teacher_pass_at_1: float | None
     teacher_ci95: Interval | None
@@ -134,6 +138,8 @@ class TeacherClears(Verdict):
     student_ci95: Interval | None
     paired: PairedDifference | None = Field(description="Bootstrap of the per-task difference on shared tasks.")
     tokenizers_match: bool | None = Field(description="Whether teacher and student share a tokenizer, if known.")
+    decided_by: Literal["paired", "unpaired"] | None = Field(None, description=(
+        "Which test decided: the paired bootstrap on shared tasks where there are any, else the unpaired rule."))
 
 
 class HoldoutSize(Verdict):

@@ -1,0 +1,121 @@
+"""What route says beside its verdict: the trainer's config tool, the other samplers in a file, and the checks
+to run before the GPU (step 7), each from what the rows measured."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import defaults as D
+from .compare import teacher_clears
+from .holdout import holdout_size
+from .rows import GradedRows, display_name
+from .table import Table
+from .verdicts import NextStep, TeacherClears
+
+_QWEN_BASE = re.compile(r"qwen[-_]?(2\.5|3)", re.IGNORECASE)
+PLACEHOLDER_TASKSET = "<prime-rl taskset id>"
+TRAINERS = {"prime-rl": "prime_rl_config", "trl": "trl_config", "verl": "verl_config"}
+
+
+def config_tool(trainer: str) -> str:
+    from .errors import InputError
+
+    key = trainer.strip().lower().replace("_", "-")
+    key = {"primerl": "prime-rl", "prime": "prime-rl"}.get(key, key)
+    if key not in TRAINERS:
+        raise InputError(f"trainer is {trainer!r}; give one of {', '.join(TRAINERS)}", field="trainer")
+    return TRAINERS[key]
+
+
+def config_step(tool: str, method: str, *, taskset: str | None, model: str | None,
+                knobs: dict[str, Any] | None = None, why: str, needs: list[str] | None = None) -> NextStep:
+    """A call to the trainer's config tool (prime_rl_config, trl_config or verl_config): the same arguments."""
+    needs = list(needs or [])
+    if taskset is None:
+        needs.append("taskset")
+    if model is None:
+        needs.append("model")
+    args: dict[str, Any] = {"taskset": taskset or PLACEHOLDER_TASKSET, "method": method,
+                            "model": model or "<the model you will train>"}
+    if knobs:
+        args["knobs"] = knobs
+    return NextStep(tool=tool, arguments=args, needs=needs, why=why)
+
+
+def score_others(others: dict[str, GradedRows], student: GradedRows, effect: float, pass_threshold: float,
+                 tokenizers_match: bool | None) -> dict[str, TeacherClears]:
+    """Each other sampler in the file, scored as an OPD teacher against the trained model's rows."""
+    return {name: teacher_clears(rows, student, effect, pass_threshold=pass_threshold,
+                                 tokenizers_match=tokenizers_match) for name, rows in others.items()}
+
+
+def candidate_evidence(scored: dict[str, TeacherClears]) -> list[dict[str, Any]]:
+    return [{"model": display_name(name), "verdict": tc.verdict, "decided_by": tc.decided_by,
+             "teacher_pass_at_1": tc.teacher_pass_at_1, "gap": tc.gap,
+             "paired": tc.paired.model_dump() if tc.paired else None} for name, tc in scored.items()]
+
+
+def others_line(scored: dict[str, TeacherClears], model: str | None) -> str:
+    """One sentence naming the other samplers and what each is as a teacher."""
+    parts = []
+    for name, tc in scored.items():
+        p1 = f"pass@1 {tc.teacher_pass_at_1:.3f}" if tc.teacher_pass_at_1 is not None else "no graded rows"
+        paired = (f", paired gap {tc.paired.mean_diff:+.3f} on {tc.paired.n_shared} shared tasks"
+                  if tc.paired is not None else ", no shared tasks")
+        word = {"clears": "clears as an OPD teacher", "does_not_clear": "does not clear as a teacher",
+                "tokenizer_mismatch": "scores higher but has another tokenizer"}.get(tc.verdict, "undecided as a teacher")
+        parts.append(f"{display_name(name)} ({p1}{paired}: {word})")
+    return f"The file also holds rows of {'; '.join(parts)}; routed on {model}'s own rows."
+
+
+def _tasks(n: int) -> str:
+    return f"{n} task" if n == 1 else f"{n} tasks"
+
+
+def before_gpu(g: Table, model: str | None, effect: float) -> list[str]:
+    """Step 7: the held-out size measured from the rows (against the suite's own task count), the random-selection
+    control, and the random-reward arm on Qwen bases."""
+    rates = g.rates if len(g) else None
+    suite = g.n_tasks
+    measured = float(rates.mean()) if rates is not None and len(rates) else None
+    k = int(g.n.min()) if len(g) else D.HOLDOUT_K
+    if measured is None or measured >= D.HOLDOUT_CEILING or measured <= 0.0:
+        base = D.HOLDOUT_BASE
+        where = ("no base was measured" if measured is None else
+                 f"the measured base {measured:.2f} sits at the {'ceiling' if measured > 0 else 'floor'}, where no "
+                 f"gain can be shown")
+        base_text = f"an assumed base {base:.2f} ({where}: measure again on a set that is not saturated or floored)"
+    else:
+        base, base_text = measured, f"the measured base {measured:.2f}"
+    h = holdout_size(effect, base=base, k=max(k, 1))
+    first = (f"Freeze {h.n_tasks} held-out tasks to show a {effect:g} gain at k={h.k} from {base_text} "
+             f"(holdout_size); train on none of them.")
+    if suite and h.n_tasks > suite:
+        bigger = _provable(base, k, suite)
+        first += (f" The suite has {_tasks(suite)}, fewer than that: add tasks, sample more rollouts per task, or "
+                  + (f"prove a larger gain (about {bigger:g} is provable on all {suite})." if bigger else
+                     "prove a much larger gain."))
+    elif suite and h.n_tasks > suite // 2:
+        first += (f" The suite has {_tasks(suite)}: freezing {h.n_tasks} leaves {suite - h.n_tasks} to train on; "
+                  f"add tasks if that is too few.")
+    elif suite:
+        first += f" The suite has {_tasks(suite)}, so {suite - h.n_tasks} remain to train on."
+    checks = [first,
+              "Train a random selection of the same size beside the real one: if the method does not beat its random "
+              "control, the selection or the reward was the problem, not the optimizer."]
+    if model and _QWEN_BASE.search(model):
+        checks.append("On a Qwen 2.5/3 base add a random-reward arm: gains under random rewards signal contamination "
+                      "(Lambert 2025, chapter Evaluation).")
+    return checks
+
+
+def _provable(base: float, k: int, n_tasks: int) -> float | None:
+    """The smallest gain on a 0.05 grid that n_tasks held-out tasks can show, or None."""
+    for step in range(2, 20):
+        effect = step * 0.05
+        if base + effect > 1:
+            return None
+        if holdout_size(effect, base=base, k=max(k, 1)).n_tasks <= n_tasks:
+            return round(effect, 2)
+    return None

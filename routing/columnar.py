@@ -1,0 +1,319 @@
+"""The columnar reader: JSONL, CSV and Parquet through pyarrow, one vectorised pass per column.
+
+It reads the files people have at C speed (1M JSONL rows in about the time polars' read_ndjson takes,
+bench/route_bench.py) and keeps only the columns the router reads. Whatever it cannot take as a table
+(a value of the wrong type, blank lines, a byte-order mark, gzip, a missing task id) it hands back
+(`None`), and `read_rows` re-reads the file with the careful reader, which names the line and field.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import fields as F
+from .builder import ColumnBuilder
+from .careful import Progress
+from .errors import InputError
+
+try:  # a core dependency; without it every file goes through the careful reader
+    import pyarrow as pa
+    import pyarrow.compute as pc
+except ImportError:  # pragma: no cover - exercised by tests that hide pyarrow
+    pa = pc = None  # type: ignore[assignment]
+
+BLOCK_BYTES = 1 << 24  # JSON/CSV block size: large enough to infer types once, small enough to stay lean
+COUNT_BYTES = 1 << 24
+
+
+class _Unsupported(Exception):
+    """The file is valid JSON/CSV for all we know, but not a table this reader takes: use the careful one."""
+
+
+def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progress: Progress | None) -> Any:
+    """GradedRows read through pyarrow, or None when the careful reader must take the file."""
+    if pa is None or fmt not in ("jsonl", "csv", "parquet"):
+        return None
+    with open(p, "rb") as f:
+        start = f.read(3)
+    if start[:2] == b"\x1f\x8b" or start == b"\xef\xbb\xbf":
+        return None  # gzip (capped as it decompresses) and byte-order marks: the careful reader
+    if size == 0:
+        return None
+    progress = _rising(progress)
+    try:
+        if fmt == "parquet":
+            table, lines = _parquet(p, builder), None
+        else:
+            n_lines = _count_lines(p, size, progress)
+            table = _jsonl(p, builder, size, n_lines, progress) if fmt == "jsonl" else _csv(p, builder)
+            header = 1 if fmt == "csv" else 0
+            if table.num_rows != n_lines - header:
+                return None  # blank lines, or quoted newlines: only the careful reader knows each row's line
+            lines = np.arange(1 + header, table.num_rows + 1 + header, dtype=np.int64)
+        out = _columns(table, builder, lines)
+    except InputError:  # a cap: the careful reader would say the same, later
+        raise
+    except (_Unsupported, pa.ArrowException, ValueError, TypeError, KeyError, OverflowError):
+        return None
+    if progress is not None:
+        progress(size, size)
+    return out
+
+
+def _rising(progress: Progress | None) -> Progress | None:
+    """Forward only reports that move forward (the two passes over the file report in turn)."""
+    if progress is None:
+        return None
+    last = [-1]
+
+    def report(done: int, total: int) -> None:
+        if done > last[0]:
+            last[0] = done
+            progress(done, total)
+    return report
+
+
+def _count_lines(p: Path, size: int, progress: Progress | None) -> int:
+    """Lines in the file (a last line without a newline counts), reporting progress as it goes."""
+    n, last = 0, b"\n"
+    with open(p, "rb") as f:
+        while block := f.read(COUNT_BYTES):
+            n += block.count(b"\n")
+            last = block[-1:]
+            if progress is not None:
+                progress(f.tell() // 2, size)  # counting is the cheap half of the read
+    return n + (last != b"\n")
+
+
+def _check_cap(builder: ColumnBuilder, n: int) -> None:
+    if builder.max_rows is not None and n > builder.max_rows:
+        raise _Cap(f"more than {builder.max_rows:,} rows; raise the cap with --max-rows (or "
+                   f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows")
+
+
+class _Cap(Exception):
+    pass
+
+
+def _wanted(builder: ColumnBuilder) -> set[str]:
+    """Top-level columns the router reads; everything else (messages, final text) is dropped as it is read."""
+    heads = {F.head(k) for names in builder.names.values() for k in names}
+    return heads | {F.FINISH_REASON, "max_tokens", "sampling", "chosen", "rejected"}
+
+
+def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:
+    names = batch.schema.names
+    keep = [n for n in names if n in wanted]
+    return batch.select(keep), names
+
+
+def _collect(batches: Any, builder: ColumnBuilder, on_batch: Any = None) -> Any:
+    wanted = _wanted(builder)
+    kept, n, keys = [], 0, {}
+    for batch in batches:
+        small, names = _keep(batch, wanted)
+        keys.update(dict.fromkeys(names))
+        kept.append(small)
+        n += batch.num_rows
+        _check_cap(builder, n)
+        if on_batch is not None:
+            on_batch(n)
+    builder.keys = keys
+    if not kept:
+        raise _Unsupported("no rows")
+    try:
+        return pa.Table.from_batches(kept)
+    except pa.ArrowInvalid:  # later blocks grew columns: let pyarrow unify them
+        return pa.concat_tables([pa.Table.from_batches([b]) for b in kept], promote_options="permissive")
+
+
+def _jsonl(p: Path, builder: ColumnBuilder, size: int, n_lines: int, progress: Progress | None) -> Any:
+    import pyarrow.json as pj
+
+    schema = {}
+    reward = builder.names["reward"][0]
+    if "." not in reward:
+        schema[reward] = pa.float64()  # ints and floats alike; a string or a bool goes to the careful reader
+    options = pj.ParseOptions(explicit_schema=pa.schema(schema), unexpected_field_behavior="infer",
+                              newlines_in_values=False)
+    reader = pj.open_json(p, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=options)
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(size // 2 + int(size / 2 * min(1.0, done / max(n_lines, 1))), size)
+
+    try:
+        return _collect(reader, builder, report)
+    except _Cap as e:
+        raise InputError(str(e), field="rows") from None
+
+
+def _csv(p: Path, builder: ColumnBuilder) -> Any:
+    import pyarrow.csv as pcsv
+
+    with open(p, "rb") as f:
+        header = f.readline().decode("utf-8", "replace").strip().split(",")
+    if not any(n in header for n in builder.names["task_id"]):
+        raise _Unsupported("no task column")  # the careful reader names the columns and a close match
+    types = {n: pa.string() for n in (*builder.names["task_id"], *builder.names["model"], *builder.names["arm"])
+             if n in header}
+    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+                           convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
+                                                               quoted_strings_can_be_null=True))
+    try:
+        return _collect(reader, builder)
+    except _Cap as e:
+        raise InputError(str(e), field="rows") from None
+
+
+def _parquet(p: Path, builder: ColumnBuilder) -> Any:
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(p)
+    wanted = _wanted(builder)
+    names = f.schema_arrow.names
+    try:
+        table = _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
+    except _Cap as e:
+        raise InputError(str(e), field="rows") from None
+    builder.keys = dict.fromkeys(names)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Columns
+
+
+def _get(table: Any, path: str) -> Any:
+    """The column at `path` (a top-level name first, then a dotted path into struct columns), or None."""
+    if path in table.column_names:
+        return table.column(path).combine_chunks()
+    if "." not in path:
+        return None
+    col = None
+    for i, part in enumerate(path.split(".")):
+        if i == 0:
+            if part not in table.column_names:
+                return None
+            col = table.column(part).combine_chunks()
+            continue
+        if not pa.types.is_struct(col.type) or col.type.get_field_index(part) < 0:
+            return None
+        col = pc.struct_field(col, part)
+    return col
+
+
+def _is_text(t: Any) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _as_text(col: Any) -> Any:
+    """Strings for ids and names (ints as their digits); anything else is the careful reader's to judge."""
+    if pa.types.is_null(col.type) or _is_text(col.type):
+        return col.cast(pa.string())
+    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
+        if pa.types.is_boolean(col.type):
+            raise _Unsupported("a boolean id")
+        return col.cast(pa.string())
+    raise _Unsupported(f"a {col.type} id")
+
+
+def _coalesce_text(table: Any, names: tuple[str, ...]) -> Any:
+    cols = [c for c in (_get(table, n) for n in names) if c is not None]
+    if not cols:
+        return None
+    cols = [_as_text(c) for c in cols]
+    return cols[0] if len(cols) == 1 else pc.coalesce(*cols)
+
+
+def _encode(col: Any) -> tuple[np.ndarray, list[str]]:
+    """Codes in first-seen order (-1 for null) and the distinct values."""
+    enc = pc.dictionary_encode(col)
+    codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return codes, enc.dictionary.to_pylist()
+
+
+def _numbers(col: Any) -> np.ndarray:
+    """float64 with NaN for null; a non-number (or inf) goes to the careful reader, which names the row."""
+    if pa.types.is_null(col.type):
+        return np.full(len(col), np.nan)
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        raise _Unsupported(f"a {col.type} number")
+    out = pc.fill_null(col.cast(pa.float64()), math.nan).to_numpy(zero_copy_only=False)
+    if np.isinf(out).any():
+        raise _Unsupported("an infinite number")
+    return out
+
+
+def _columns(table: Any, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
+    from .rows import make_rows
+
+    n = table.num_rows
+    names = builder.names
+    task = _coalesce_text(table, names["task_id"])
+    if task is None or task.null_count:
+        raise _Unsupported("a row with no task id")  # the careful reader names it
+    task_codes, task_names = _encode(task)
+
+    reward_col = _get(table, names["reward"][0])
+    reward_read = reward_col is not None and (F.head(names["reward"][0]) in table.column_names
+                                              if "." not in names["reward"][0] else reward_col.null_count < n)
+    if reward_col is None:
+        reward, nan = np.full(n, np.nan), np.zeros(n, dtype=bool)
+    else:
+        if pa.types.is_boolean(reward_col.type):
+            reward_col = reward_col.cast(pa.float64())
+        reward = _numbers(reward_col)
+        nan = np.isnan(reward) & reward_col.is_valid().to_numpy(zero_copy_only=False)
+
+    trunc_col = _get(table, names["truncated"][0])
+    truncated, stated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if trunc_col is not None and not pa.types.is_null(trunc_col.type):
+        if pa.types.is_integer(trunc_col.type):
+            values = pc.fill_null(trunc_col, 0).to_numpy(zero_copy_only=False)
+            if not np.isin(values, (0, 1)).all():
+                raise _Unsupported("a truncated flag that is not 0/1")
+            trunc_col = trunc_col.cast(pa.bool_())
+        if not pa.types.is_boolean(trunc_col.type):
+            raise _Unsupported(f"a {trunc_col.type} truncated flag")
+        truncated = pc.fill_null(trunc_col, False).to_numpy(zero_copy_only=False)
+        stated = trunc_col.is_valid().to_numpy(zero_copy_only=False)
+    finish = _get(table, F.FINISH_REASON)
+    if finish is not None and not pa.types.is_null(finish.type):
+        if not _is_text(finish.type):
+            raise _Unsupported("a finish_reason that is not text")
+        truncated = truncated | pc.fill_null(pc.equal(finish, "length"), False).to_numpy(zero_copy_only=False)
+        stated = stated | finish.is_valid().to_numpy(zero_copy_only=False)
+
+    model = _coalesce_text(table, names["model"])
+    if model is not None and not all(_is_text(c.type) or pa.types.is_null(c.type)
+                                     for c in (_get(table, m) for m in names["model"]) if c is not None):
+        raise _Unsupported("a model that is not text")  # the careful reader refuses it by name
+    model_codes, model_names = _encode(model) if model is not None else (np.full(n, -1, np.int32), [])
+    arm = _coalesce_text(table, names["arm"])
+    arm_codes, arm_names = _encode(arm) if arm is not None else (np.full(n, -1, np.int32), [])
+
+    tokens = np.full(n, np.nan)
+    for name in reversed(names["tokens"]):  # first present wins: fill from the last, overwrite by the first
+        col = _get(table, name)
+        if col is not None:
+            values = _numbers(col)
+            tokens = np.where(np.isnan(values), tokens, values)
+    max_tokens = np.full(n, np.nan)
+    for name in ("sampling.max_tokens", "max_tokens"):
+        col = _get(table, name)
+        if col is not None:
+            values = _numbers(col)
+            max_tokens = np.where(np.isnan(values), max_tokens, values)
+    has_pairs = False
+    if {"chosen", "rejected"} <= set(table.column_names):
+        both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
+        has_pairs = bool(pc.any(both).as_py())
+    return make_rows(task=task_codes, task_names=[str(t) for t in task_names], reward=reward, truncated=truncated,
+                     stated=stated, model=model_codes, model_names=model_names, arm=arm_codes, arm_names=arm_names,
+                     tokens=tokens, max_tokens=max_tokens, nan_reward=nan, has_pairs=has_pairs, lines=lines,
+                     source=builder.source, fields=builder.fields, keys=list(builder.keys), reward_read=reward_read)

@@ -1,0 +1,130 @@
+"""Which row field means what: the row-field contract (DESIGN.md, issue 10).
+
+Every reader resolves the same canonical names through this module: `task_id`, `reward`, `truncated`,
+`model`, `arm`, `tokens`. A caller's `fields` mapping (canonical name -> the user's field name, a dotted
+path such as `sampling.model` reaching into nested objects) replaces the native names for that field.
+Grades and samplers under names the router does not read are named in `field_notes`, never ignored in
+silence.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import InputError
+
+# Native names, first present wins (a null counts as absent). The anchor SDK writes the sampler as
+# `model_version` or `sampling.model`; eval exports often write `checkpoint`.
+NATIVE: dict[str, tuple[str, ...]] = {
+    "task_id": ("task_id", "scenario_id", "prompt"),
+    "reward": ("reward",),
+    "truncated": ("truncated",),  # and finish_reason == "length", always read beside it
+    "model": ("model", "model_version", "sampling.model", "checkpoint"),
+    "arm": ("arm",),
+    "tokens": ("completion_tokens", "usage.completion_tokens", "num_tokens", "response_length"),
+}
+CANONICAL = tuple(NATIVE)
+FINISH_REASON = "finish_reason"
+
+# Grades graders write under other names: boolean verdicts and scores. Read only when mapped (a score in
+# [0, 1] passes only at reward >= pass_threshold, so reading one silently would change what "pass" means).
+GRADE_NAMES = ("correct", "is_correct", "passed", "pass", "success", "solved", "score", "accuracy", "acc")
+# Fields that may name the sampler but are not read without a mapping (a step number, a version tag).
+SAMPLER_NAMES = ("model_name", "model_id", "model_path", "policy_version", "policy", "sampler", "generator",
+                 "checkpoint_step")
+
+Fields = Mapping[str, str] | None
+
+
+def check_fields(fields: Fields) -> dict[str, str]:
+    """The caller's mapping, checked: known canonical names, non-empty string values."""
+    if fields is None:
+        return {}
+    if not isinstance(fields, Mapping):
+        raise InputError(f"fields is a {type(fields).__name__}; give an object mapping a canonical name to your "
+                         f"field, e.g. {{\"reward\": \"correct\"}}", field="fields")
+    out = {}
+    for key, value in fields.items():
+        if key not in NATIVE:
+            raise InputError(f"fields names {key!r}; the names it maps are {', '.join(CANONICAL)}", field="fields")
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"fields[{key!r}] is {value!r}; give the name of your field as a string (a dotted "
+                             f"path such as 'sampling.model' reaches into nested objects)", field="fields")
+        out[key] = value.strip()
+    return out
+
+
+def candidates(name: str, fields: Mapping[str, str]) -> tuple[str, ...]:
+    """The field names read for canonical `name`, first present wins."""
+    return (fields[name],) if name in fields else NATIVE[name]
+
+
+def get_path(row: dict[str, Any], path: str) -> Any:
+    """row[path], or the nested value along a dotted path when no top-level key has that name (CSV and
+    flattened Parquet keep 'sampling.model' as one column name)."""
+    if path in row:
+        return row[path]
+    if "." not in path:
+        return None
+    value: Any = row
+    for part in path.split("."):
+        if type(value) is not dict:
+            return None
+        value = value.get(part)
+    return value
+
+
+def head(path: str) -> str:
+    """The top-level key a path starts at."""
+    return path.split(".", 1)[0]
+
+
+def close_to(wanted: Sequence[str], have: Iterable[str]) -> list[str]:
+    have = [h for h in have if isinstance(h, str)]
+    return sorted({m for w in wanted for m in difflib.get_close_matches(w, have, n=1, cutoff=0.75)})
+
+
+def hint(wanted: Sequence[str], have: Iterable[str]) -> str:
+    close = close_to(wanted, have)
+    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def argument(name: str, value: str, fields: Mapping[str, str]) -> str:
+    """The exact `fields` argument that reads `value` as canonical `name`, keeping the caller's other keys."""
+    mapping = {**fields, name: value}
+    inner = ", ".join(f'"{k}": "{v}"' for k, v in mapping.items())
+    return f"fields={{{inner}}}"
+
+
+def field_notes(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: bool, model_read: bool) -> list[str]:
+    """Warnings about grades and samplers the rows carry under names that were not read."""
+    keys = [k for k in keys if isinstance(k, str)]
+    used = {head(v) for v in fields.values()}
+    notes = []
+    grades = [k for k in keys if k.casefold() in GRADE_NAMES and k not in used]
+    if not reward_read:
+        reward = fields.get("reward", "reward")
+        if grades:
+            for g in grades:
+                notes.append(f"no row has a `{reward}` field, but rows carry `{g}` (a grade?): pass "
+                             f"{argument('reward', g, fields)} to read it (true/false count as 1/0; a score passes "
+                             f"at reward >= pass_threshold)")
+        else:
+            near = close_to((reward,), keys)
+            if near:
+                notes.append(f"no row has a `{reward}` field (did you mean {', '.join(repr(c) for c in near)}?): pass "
+                             f"{argument('reward', near[0], fields)} to read it")
+            else:
+                notes.append(f"no row has a `{reward}` field (fields seen: {', '.join(keys[:12]) or 'none'}); "
+                             f"pass fields={{\"reward\": \"<your grade field>\"}} to read yours")
+    else:
+        for g in grades:
+            notes.append(f"rows also carry `{g}`, which is not read (the router reads "
+                         f"`{fields.get('reward', 'reward')}`); pass {argument('reward', g, fields)} to read it instead")
+    if not model_read:
+        for s in (k for k in keys if k in SAMPLER_NAMES and k not in used):
+            notes.append(f"no row names its sampler in {' / '.join(candidates('model', fields))}, but rows carry "
+                         f"`{s}`: pass {argument('model', s, fields)} if it names the model that sampled each row")
+    return notes

@@ -1,0 +1,59 @@
+"""Is a row's sampler the model you will train, an older copy of it, or another model?
+
+Only clear checkpoint markers mean an older copy: `@step-40`, `/checkpoint-400`, `global_step_40`, `-step-40`,
+`:ckpt-3`, a revision hash after `@`, or a checkpoint folder under a local folder named like the model. Every
+other difference (`-v1`, `-Base`, `-Instruct-2507`, `-FP8`, `-AWQ`, another organisation) is another model,
+and the answer says both names, so a caller whose sampler is served under another name can say so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Relation = Literal["same", "checkpoint", "other"]
+
+# A checkpoint marker: a step-like word and a number, at a separator (prime-rl, TRL and verl checkpoint folders:
+# checkpoint-400, global_step_40, step_40; async samplers' tags: @step-40, :ckpt-3).
+_MARKER = re.compile(r"(?:^|[/@:#._-])(?:checkpoints?|ckpt|global[_-]?step|step|steps|iter|iteration|epoch)[-_]?\d+",
+                     re.IGNORECASE)
+_REVISION = re.compile(r"^@(?:[0-9a-f]{7,40}|\d+)$", re.IGNORECASE)  # a commit hash or a number after @
+
+
+def _is_checkpoint_tail(tail: str) -> bool:
+    if not tail or tail[0] not in "@:/#_-.":
+        return False  # 'Qwen3-80B' is not a checkpoint of 'Qwen3-8B'
+    return bool(_MARKER.search(tail) or _REVISION.match(tail))
+
+
+def _looks_local(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2
+
+
+def relation(name: str, model: str) -> tuple[Relation, str | None]:
+    """How sampler `name` relates to the trained `model`, and a note when the answer rests on a reading."""
+    a, b = name.strip(), model.strip()
+    if a == b:
+        return "same", None
+    af, bf = a.casefold(), b.casefold()
+    if af == bf:
+        return "same", (f"rows name {a!r}, you named {b!r}: read as the same model (hub ids ignore case); if they "
+                        f"are different models, say so with the exact name")
+    if af.startswith(bf) and _is_checkpoint_tail(a[len(b):]):
+        return "checkpoint", None
+    if af.startswith(bf) and af[len(bf):] in ("@main", "@latest", "@master"):
+        return "same", f"rows name {a!r}: read as {b!r} (the branch head, not an older checkpoint)"
+    if _looks_local(a):
+        parts = [p for p in a.split("/") if p not in ("", ".")]
+        want = [p.casefold() for p in b.split("/") if p]
+        low = [p.casefold() for p in parts]
+        for i in range(len(low)):
+            # the folder named like the model: its full id (org/name) or its last part
+            for size in (len(want), 1):
+                if size and low[i:i + size] == want[-size:]:
+                    rest = "/".join(parts[i + size:])
+                    if not rest:
+                        return "same", f"rows name the local folder {a!r}: read as {b!r}"
+                    if _is_checkpoint_tail("/" + rest):
+                        return "checkpoint", None
+    return "other", None

@@ -1,0 +1,178 @@
+"""Rows -> one table of sufficient statistics per group, built once in one vectorised pass.
+
+A group is one task's rollouts from one sampler in one arm: rollouts of different models or arms are never
+pooled. Every question reads this table; `table_of` caches it on the rows, so asking several questions of
+the same rows (as `route` does) builds it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .rows import GradedRows, display_name
+
+
+@dataclass(frozen=True)
+class Table:
+    """Sufficient statistics, one entry per group (numpy arrays of equal length, groups in first-seen task order).
+
+    task, model, arm      int32 codes into rows.task_names / rows.model_names / rows.arm_names (-1: none named)
+    n_rows                rows in the group, graded or not
+    n                     graded rollouts (a reward that is a number)
+    c                     passes: graded rows with reward >= pass_threshold
+    truncated             rows cut off at the token cap (truncated, or finish_reason "length")
+    truncated_passes      truncated rows that passed
+    ungraded              rows with no reward (missing, null or NaN): never counted as fails
+    nonbinary             graded rows whose reward is neither 0 nor 1
+    reward_sum, reward_sq sum and sum of squares of the graded rewards (means and spreads of non-binary rewards)
+    tokens_sum, tokens_n  completion tokens summed over the rows that state them, and how many rows do
+    """
+
+    rows: GradedRows
+    pass_threshold: float
+    task: np.ndarray
+    model: np.ndarray
+    arm: np.ndarray
+    n_rows: np.ndarray
+    n: np.ndarray
+    c: np.ndarray
+    truncated: np.ndarray
+    truncated_passes: np.ndarray
+    ungraded: np.ndarray
+    nonbinary: np.ndarray
+    reward_sum: np.ndarray
+    reward_sq: np.ndarray
+    tokens_sum: np.ndarray
+    tokens_n: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.task.shape[0])
+
+    # -- the numbers questions read ----------------------------------------------------------------------
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Pass rate per group (graded groups only: call `graded()` first)."""
+        return self.c / self.n
+
+    @property
+    def n_graded(self) -> int:
+        return int(self.n.sum())
+
+    @property
+    def n_ungraded(self) -> int:
+        return int(self.ungraded.sum())
+
+    @property
+    def n_nonbinary(self) -> int:
+        return int(self.nonbinary.sum())
+
+    @property
+    def n_tasks(self) -> int:
+        """Distinct tasks (a task with rollouts from two samplers is one task, two groups)."""
+        return len(np.unique(self.task))
+
+    @property
+    def several(self) -> bool:
+        """More than one sampler or arm: group labels name them."""
+        return len(np.unique(self.model)) > 1 or len(np.unique(self.arm)) > 1
+
+    @property
+    def names(self) -> list[str]:
+        """One label per group: the task id, plus its sampler and arm when the table holds several."""
+        tasks = self.rows.task_names
+        if not self.several:
+            return [tasks[t] for t in self.task.tolist()]
+        return [f"{tasks[t]} [{self.sampler_label(m, a)}]" for t, m, a in
+                zip(self.task.tolist(), self.model.tolist(), self.arm.tolist())]
+
+    def sampler_label(self, model: int, arm: int) -> str:
+        m = self.rows.model_names[model] if model >= 0 else "no model named"
+        return m if arm < 0 else f"{m}, arm {self.rows.arm_names[arm]}"
+
+    def select(self, mask: np.ndarray) -> Table:
+        """The groups where `mask` is true."""
+        cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
+        return Table(rows=self.rows, pass_threshold=self.pass_threshold, **cols)
+
+    def graded(self) -> Table:
+        """The groups with at least one graded rollout."""
+        return self if (self.n > 0).all() else self.select(self.n > 0)
+
+    def task_rates(self) -> dict[str, float]:
+        """Task name -> mean pass rate over its graded groups (for pairing two tables by task)."""
+        g = self.graded()
+        codes, inverse = np.unique(g.task, return_inverse=True)
+        sums = np.bincount(inverse, weights=g.rates, minlength=len(codes))
+        counts = np.bincount(inverse, minlength=len(codes))
+        return {self.rows.task_names[t]: float(s / k) for t, s, k in zip(codes.tolist(), sums, counts)}
+
+    def samplers(self) -> list[dict[str, Any]]:
+        """Per sampler (and arm): rows, tasks, graded rows and pass@1 (mean over its graded groups), most rows first."""
+        out = []
+        pairs = np.stack([self.model, self.arm], axis=1)
+        keys, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for j, (m, a) in enumerate(keys.tolist()):
+            mine = inverse == j
+            graded = mine & (self.n > 0)
+            entry: dict[str, Any] = {"model": display_name(self.rows.model_names[m]) if m >= 0 else None}
+            if a >= 0:
+                entry["arm"] = display_name(self.rows.arm_names[a])
+            entry.update(rows=int(self.n_rows[mine].sum()), tasks=int(mine.sum()), graded_rows=int(self.n[mine].sum()),
+                         pass_at_1=float((self.c[graded] / self.n[graded]).mean()) if graded.any() else None)
+            out.append(entry)
+        return sorted(out, key=lambda e: -e["rows"])
+
+
+_COLUMNS = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_passes", "ungraded", "nonbinary",
+            "reward_sum", "reward_sq", "tokens_sum", "tokens_n")
+
+
+def build_table(rows: GradedRows, pass_threshold: float) -> Table:
+    """One pass over the rows: group codes, then one bincount per statistic."""
+    n_models, n_arms = len(rows.model_names) + 1, len(rows.arm_names) + 1
+    model, arm = rows.model, rows.arms
+    one = len(rows) == 0 or (model.min() == model.max() and arm.min() == arm.max())
+    if one:  # one sampler and one arm (the common case): the task code is the group, no sort needed
+        present = np.bincount(rows.task, minlength=rows.n_tasks) > 0
+        inverse = (np.cumsum(present) - 1)[rows.task]
+        task = np.flatnonzero(present).astype(np.int32)
+        first = np.zeros(len(task), dtype=np.int64)  # model and arm are the same in every row
+    else:
+        key = (rows.task.astype(np.int64) * n_models + (model + 1)) * n_arms + (arm + 1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        task = rows.task[first]
+    groups = len(task)
+    count = lambda w=None: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
+    reward = rows.reward
+    graded = ~np.isnan(reward)
+    passed = reward >= pass_threshold  # NaN compares false: ungraded never passes
+    safe = np.where(graded, reward, 0.0)
+    tokens = rows.tokens
+    stated_tokens = ~np.isnan(tokens) if tokens is not None else None
+    return Table(
+        rows=rows, pass_threshold=pass_threshold, task=task.astype(np.int32),
+        model=model[first].astype(np.int32) if groups else np.zeros(0, np.int32),
+        arm=arm[first].astype(np.int32) if groups else np.zeros(0, np.int32),
+        n_rows=count().astype(np.int64), n=count(graded).astype(np.int64), c=count(passed).astype(np.int64),
+        truncated=count(rows.truncated).astype(np.int64),
+        truncated_passes=count(rows.truncated & passed).astype(np.int64),
+        ungraded=count(~graded).astype(np.int64),
+        nonbinary=count(graded & (reward != 0.0) & (reward != 1.0)).astype(np.int64),
+        reward_sum=count(safe), reward_sq=count(safe * safe),
+        tokens_sum=count(np.where(stated_tokens, tokens, 0.0)) if tokens is not None else np.zeros(groups),
+        tokens_n=count(stated_tokens).astype(np.int64) if tokens is not None else np.zeros(groups, np.int64))
+
+
+def table_of(rows: GradedRows, pass_threshold: float) -> Table:
+    """The table of `rows` at `pass_threshold`, built on first use and kept on the rows."""
+    key = ("table", float(pass_threshold))
+    table = rows._tables.get(key)
+    if table is None:
+        table = rows._tables[key] = build_table(rows, pass_threshold)
+    return table
