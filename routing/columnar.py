@@ -8,6 +8,7 @@ bench/route_bench.py) and keeps only the columns the router reads. Whatever it c
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 from typing import Any
@@ -165,9 +166,14 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
                            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                                quoted_strings_can_be_null=True))
     try:
-        return _collect(reader, builder)
+        table = _collect(reader, builder)
     except _Cap as e:
         raise InputError(str(e), field="rows") from None
+    limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree
+    for col in table.columns:
+        if _is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
+            raise _Unsupported("a cell over the CSV field size limit")
+    return table
 
 
 def _parquet(p: Path, builder: ColumnBuilder) -> Any:

@@ -57,3 +57,11 @@ def relation(name: str, model: str) -> tuple[Relation, str | None]:
                     if _is_checkpoint_tail("/" + rest):
                         return "checkpoint", None
     return "other", None
+
+
+def lineage(name: str) -> str:
+    """The model a checkpoint name is a copy of: 'Qwen/Qwen3-8B@step-40' -> 'Qwen/Qwen3-8B'; other names as given."""
+    m = _MARKER.search(name)
+    base = name[:m.start()] if m and m.start() > 0 else name
+    r = re.search(r"@(?:[0-9a-f]{7,40}|\d+)$", base, re.IGNORECASE)
+    return base[:r.start()] if r and r.start() > 0 else base

@@ -71,7 +71,7 @@ def sampler_warning(t: Table) -> list[str]:
 
 
 def _codes_of(t: Table, entry: dict[str, Any]) -> tuple[int, int]:
-    names, arms = t.rows.model_names, t.rows.arm_names
+    names, arms = t.model_names, t.rows.arm_names
     m = next((i for i, n in enumerate(names) if display_name(n) == entry["model"]), -1)
     a = next((i for i, n in enumerate(arms) if display_name(n) == entry.get("arm")), -1)
     return m, a

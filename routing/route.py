@@ -267,9 +267,8 @@ def _sft(done: Any, rows: GradedRows, op: Any, other: str | None, pass_threshold
     per = t.samplers()
     passing = int(t.c.sum())
     if len(per) > 1:
-        listing = "; ".join(f"{e['model']}: pass@1 {e['pass_at_1']:.3f} over {e['tasks']} tasks, "
-                            f"{int(t.c[t.model == rows.model_names.index(e['model'])].sum()) if e['model'] in rows.model_names else 0} passing rows"
-                            for e in per if e["pass_at_1"] is not None)
+        listing = "; ".join(f"{e['model']}: pass@1 {e['pass_at_1']:.3f} over {e['tasks']} tasks, {e['passes']} passing "
+                            f"rows" for e in per if e["pass_at_1"] is not None)
         best = max((e for e in per if e["pass_at_1"] is not None), key=lambda e: e["pass_at_1"])
         text = (f"{op.summary} SFT only on passing rows (SFT on failing rows teaches the failures), best from the "
                 f"strongest sampler, {best['model']}. Each: {listing}.")

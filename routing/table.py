@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .identity import lineage
 from .rows import GradedRows, display_name
 
 
@@ -19,7 +20,7 @@ from .rows import GradedRows, display_name
 class Table:
     """Sufficient statistics, one entry per group (numpy arrays of equal length, groups in first-seen task order).
 
-    task, model, arm      int32 codes into rows.task_names / rows.model_names / rows.arm_names (-1: none named)
+    task, model, arm      int32 codes into rows.task_names / table.model_names / rows.arm_names (-1: none named)
     n_rows                rows in the group, graded or not
     n                     graded rollouts (a reward that is a number)
     c                     passes: graded rows with reward >= pass_threshold
@@ -33,6 +34,7 @@ class Table:
 
     rows: GradedRows
     pass_threshold: float
+    model_names: list[str]  # what the model codes name: a row's sampler, or the model an async sampler copies
     task: np.ndarray
     model: np.ndarray
     arm: np.ndarray
@@ -90,13 +92,13 @@ class Table:
                 zip(self.task.tolist(), self.model.tolist(), self.arm.tolist())]
 
     def sampler_label(self, model: int, arm: int) -> str:
-        m = self.rows.model_names[model] if model >= 0 else "no model named"
+        m = self.model_names[model] if model >= 0 else "no model named"
         return m if arm < 0 else f"{m}, arm {self.rows.arm_names[arm]}"
 
     def select(self, mask: np.ndarray) -> Table:
         """The groups where `mask` is true."""
         cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
-        return Table(rows=self.rows, pass_threshold=self.pass_threshold, **cols)
+        return Table(rows=self.rows, pass_threshold=self.pass_threshold, model_names=self.model_names, **cols)
 
     def graded(self) -> Table:
         """The groups with at least one graded rollout."""
@@ -111,7 +113,7 @@ class Table:
         return {self.rows.task_names[t]: float(s / k) for t, s, k in zip(codes.tolist(), sums, counts)}
 
     def samplers(self) -> list[dict[str, Any]]:
-        """Per sampler (and arm): rows, tasks, graded rows and pass@1 (mean over its graded groups), most rows first."""
+        """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
         out = []
         pairs = np.stack([self.model, self.arm], axis=1)
         keys, inverse = np.unique(pairs, axis=0, return_inverse=True)
@@ -119,10 +121,11 @@ class Table:
         for j, (m, a) in enumerate(keys.tolist()):
             mine = inverse == j
             graded = mine & (self.n > 0)
-            entry: dict[str, Any] = {"model": display_name(self.rows.model_names[m]) if m >= 0 else None}
+            entry: dict[str, Any] = {"model": display_name(self.model_names[m]) if m >= 0 else None}
             if a >= 0:
                 entry["arm"] = display_name(self.rows.arm_names[a])
             entry.update(rows=int(self.n_rows[mine].sum()), tasks=int(mine.sum()), graded_rows=int(self.n[mine].sum()),
+                         passes=int(self.c[mine].sum()),
                          pass_at_1=float((self.c[graded] / self.n[graded]).mean()) if graded.any() else None)
             out.append(entry)
         return sorted(out, key=lambda e: -e["rows"])
@@ -134,8 +137,9 @@ _COLUMNS = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_
 
 def build_table(rows: GradedRows, pass_threshold: float) -> Table:
     """One pass over the rows: group codes, then one bincount per statistic."""
-    n_models, n_arms = len(rows.model_names) + 1, len(rows.arm_names) + 1
-    model, arm = rows.model, rows.arms
+    model, model_names = samplers_of(rows)
+    n_models, n_arms = len(model_names) + 1, len(rows.arm_names) + 1
+    arm = rows.arms
     one = len(rows) == 0 or (model.min() == model.max() and arm.min() == arm.max())
     if one:  # one sampler and one arm (the common case): the task code is the group, no sort needed
         present = np.bincount(rows.task, minlength=rows.n_tasks) > 0
@@ -156,7 +160,7 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
     tokens = rows.tokens
     stated_tokens = ~np.isnan(tokens) if tokens is not None else None
     return Table(
-        rows=rows, pass_threshold=pass_threshold, task=task.astype(np.int32),
+        rows=rows, pass_threshold=pass_threshold, model_names=model_names, task=task.astype(np.int32),
         model=model[first].astype(np.int32) if groups else np.zeros(0, np.int32),
         arm=arm[first].astype(np.int32) if groups else np.zeros(0, np.int32),
         n_rows=count().astype(np.int64), n=count(graded).astype(np.int64), c=count(passed).astype(np.int64),
@@ -167,6 +171,41 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
         reward_sum=count(safe), reward_sq=count(safe * safe),
         tokens_sum=count(np.where(stated_tokens, tokens, 0.0)) if tokens is not None else np.zeros(groups),
         tokens_n=count(stated_tokens).astype(np.int64) if tokens is not None else np.zeros(groups, np.int64))
+
+
+def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
+    """Sampler codes per row. Each named model is its own sampler, with one exception: checkpoints of one model
+    (`X@step-3`, `X@step-4`) that spread a task's rollouts over them, one or so each, as an async sampler does,
+    are one sampler, `X`: a prompt's group is its rollouts across policy versions. Checkpoints that each scored a
+    task two or more times are separate evals of it and stay apart."""
+    names = rows.model_names
+    bases = [lineage(n) for n in names]
+    if len(set(bases)) == len(names):
+        return rows.model, list(names)
+    base_index = {b: i for i, b in enumerate(dict.fromkeys(bases))}
+    base_of = np.array([base_index[b] for b in bases], dtype=np.int64)
+    named = rows.model >= 0
+    pooled = set()
+    for b, i in base_index.items():
+        members = np.flatnonzero(base_of == i)
+        if len(members) < 2:
+            continue
+        mine = named & np.isin(rows.model, members)
+        key = rows.task[mine].astype(np.int64) * len(names) + rows.model[mine]
+        _, sizes = np.unique(key, return_counts=True)
+        if len(sizes) and np.median(sizes) < 2:
+            pooled.update(members.tolist())
+    if not pooled:
+        return rows.model, list(names)
+    out_names: list[str] = []
+    index: dict[str, int] = {}
+    remap = np.empty(len(names), dtype=np.int32)
+    for code, name in enumerate(names):
+        label = bases[code] if code in pooled else name
+        remap[code] = index.setdefault(label, len(out_names))
+        if remap[code] == len(out_names):
+            out_names.append(label)
+    return np.where(named, remap[np.maximum(rows.model, 0)], -1).astype(np.int32), out_names
 
 
 def table_of(rows: GradedRows, pass_threshold: float) -> Table:

@@ -100,7 +100,7 @@ async def test_route_through_every_question(big):
     out = (await call("route", args, "route (grpo, teacher)")).structured_content
     self_sufficient(out)
     assert out["n_rows"] == N_TASKS * K and out["n_tasks"] == N_TASKS
-    assert [t["question"] for t in out["trace"]] == [1, 0, 2, 3, 5, 4, 6], out["trace"]  # the longest trace
+    assert [t["question"] for t in out["trace"]] == [0, 1, 2, 3, 4, 5, 6], out["trace"]  # the longest trace
     assert out["next_step"]["tool"] == "prime_rl_config" and out["warnings"]
 
 
