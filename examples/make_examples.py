@@ -10,6 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 STUDENT, TEACHER = "Qwen/Qwen3-8B", "Qwen/Qwen3-32B"
+BASE, R1 = "Qwen/Qwen3-8B-Base", "acme/Qwen3-8B-Base-r1"
 
 
 def rollouts(n_tasks, k, rate, *, model=STUDENT, prefix="refund", seed=0, truncate=0.0, max_tokens=4096):
@@ -39,6 +40,49 @@ def traces(n, *, seed, lag_sd=0.02):
         out.append({"task_id": f"prod-{i:03d}", "reward": float(rng.random() < 0.55), "logprobs": now,
                     "behavior_logprobs": then})
     return out
+
+
+def two_checkpoints(seed=11):
+    """One suite of 140 tasks scored twice, 4 rollouts each: the base model and the checkpoint trained from it
+    (r1), one `model` per row. r1 gains about 0.09 on the tasks the base half-solves."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(140):
+        p = rng.choice([0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0])
+        for model, q in ((BASE, p), (R1, min(1.0, p + (0.2 if 0 < p < 1 else 0.0)))):
+            for _ in range(4):
+                rows.append({"task_id": f"gsm-{t:03d}", "reward": 1.0 if rng.random() < q else 0.0,
+                             "truncated": False, "model": model, "max_tokens": 4096})
+    return rows
+
+
+def sdk_rows(seed=12):
+    """Rows in the anchor SDK's own format: scenario_id, reward, finish_reason, the sampler in sampling.model and
+    model_version, token counts under usage."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(60):
+        p = rng.choice([0.25, 0.5, 0.75])
+        for _ in range(4):
+            cut = rng.random() < 0.05
+            rows.append({"scenario_id": f"refund-{t:03d}", "reward": 0.0 if cut or rng.random() >= p else 1.0,
+                         "finish_reason": "length" if cut else "stop", "model_version": f"{STUDENT}@step-120",
+                         "sampling": {"model": f"{STUDENT}@step-120", "temperature": 1.0, "max_tokens": 4096},
+                         "usage": {"completion_tokens": rng.randint(200, 4096 if cut else 3000)}})
+    return rows
+
+
+def correct_two_arms(seed=13):
+    """A two-arm experiment graded `correct: true/false` (no `reward` field): control and treatment prompts."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(50):
+        p = rng.choice([0.2, 0.5, 0.8])
+        for arm, q in (("control", p), ("treatment", min(1.0, p + 0.1))):
+            for _ in range(4):
+                rows.append({"task_id": f"arith-{t:03d}", "correct": rng.random() < q, "arm": arm,
+                             "model": STUDENT, "truncated": False})
+    return rows
 
 
 def write(name, rows):
@@ -73,6 +117,12 @@ def main():
     write("student.jsonl", rollouts(48, 4, lambda r: r.choice([0.5, 0.75, 0.75, 1.0]), seed=7, prefix="held"))
     write("teacher_strong.jsonl", rollouts(48, 4, lambda r: 1.0, model=TEACHER, seed=8, prefix="held"))
     write("traces.jsonl", traces(64, seed=10))
+    # Two checkpoints of one suite in one file: route for either; the other is scored as a teacher. Route for R1: grpo.
+    write("two_checkpoints.jsonl", two_checkpoints())
+    # The anchor SDK's row format, read natively (sampler in sampling.model / model_version). Route: grpo (Async).
+    write("sdk_rows.jsonl", sdk_rows())
+    # Graded `correct`, two arms: routes only with fields={"reward": "correct"}; arms are never pooled.
+    write("correct_two_arms.jsonl", correct_two_arms())
     write("teacher_weak.jsonl", rollouts(48, 4, lambda r: r.choice([0.25, 0.5, 0.75, 1.0]), model=TEACHER,
                                          seed=9, prefix="held"))
 

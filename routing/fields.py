@@ -128,3 +128,12 @@ def field_notes(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: 
             notes.append(f"no row names its sampler in {' / '.join(candidates('model', fields))}, but rows carry "
                          f"`{s}`: pass {argument('model', s, fields)} if it names the model that sampled each row")
     return notes
+
+
+def suggest(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: bool) -> dict[str, str]:
+    """The `fields` argument to try when no reward was read but a grade-like field is there ({} otherwise)."""
+    if reward_read:
+        return {}
+    used = {head(v) for v in fields.values()}
+    grades = [k for k in keys if isinstance(k, str) and k.casefold() in GRADE_NAMES and k not in used]
+    return {**fields, "reward": grades[0]} if grades else {}

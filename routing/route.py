@@ -96,7 +96,9 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         hint = " ".join(n for n in rows.notes if "reward" in n)
         return done("grade_first", [], f"Nothing to route: {why}. " + (f"{hint[0].upper()}{hint[1:]}. " if hint else "")
                     + "Grade the rollouts (a program grader beats a judge), then ask again; ungraded rows are not fails.",
-                    NextStep(tool="route" if hint else None, arguments=args, needs=needs,
+                    NextStep(tool="route" if hint else None, arguments={**args, **({"fields": rows.suggested_fields}
+                                                                                   if rows.suggested_fields else {})},
+                             needs=needs,
                              why="Grade the rollouts (or map the grade field), then call route again."), gpu=False)
     if too_few:
         n_t = g.n_tasks

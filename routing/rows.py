@@ -48,6 +48,7 @@ class GradedRows:
     tokens: np.ndarray | None = None  # float64 completion tokens; NaN = not stated; None = no row states any
     fields: dict[str, str] = field(default_factory=dict)  # the caller's mapping these rows were read with
     notes: list[str] = field(default_factory=list)  # grades / samplers carried under names not read
+    suggested_fields: dict[str, str] = field(default_factory=dict)  # the `fields` that would read a grade found
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
 
     def __len__(self) -> int:
@@ -114,7 +115,8 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
         task=task, task_names=task_names, reward=reward, truncated=truncated, stated=stated,
         model=model, model_names=model_names, max_tokens=max_tokens, nan_reward=nan_reward,
         has_pairs=has_pairs, lines=lines, source=source, arm=arm if arm_names else None, arm_names=arm_names,
-        tokens=tokens if len(tokens) and not np.isnan(tokens).all() else None, fields=dict(fields), notes=notes)
+        tokens=tokens if len(tokens) and not np.isnan(tokens).all() else None, fields=dict(fields), notes=notes,
+        suggested_fields=F.suggest(keys, fields, reward_read=reward_read))
 
 
 def as_rows(rows: RowsLike | None, *, what: str = "rows", fields: Mapping[str, str] | None = None) -> GradedRows:

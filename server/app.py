@@ -53,6 +53,10 @@ PathArg = Annotated[str | None, Field(
     description="Path to a file of graded rows: .jsonl (or .jsonl.gz), a .json array, .csv, or .parquet. "
                 "Relative paths are read from the server's working folder.")]
 Threshold = Annotated[float, Field(description="A row passes when reward >= this.")]
+FieldsArg = Annotated[dict[str, str] | None, Field(
+    description="Your field names, canonical -> yours (a dotted path reaches into objects): task_id, reward, "
+                "truncated, model, arm, tokens, e.g. {\"reward\": \"correct\", \"model\": \"sampling.model\"}.")]
+TrainerArg = Annotated[str, Field(description="Trainer whose config tool next_step names: prime-rl, trl or verl.")]
 Effect = Annotated[float, Field(gt=0, lt=1, description="The gain to prove, e.g. 0.05 (five points).")]
 
 
@@ -92,30 +96,31 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             raise ToolError(f"{e.__class__.__name__}: {e}") from None
 
     async def load(ctx: Context, rows: list[dict[str, Any]] | None, path: str | None, what: str,
-                   required: bool = True) -> routing.GradedRows | None:
+                   required: bool = True, fields: dict[str, str] | None = None) -> routing.GradedRows | None:
         if rows is not None and path is not None:
             raise ToolError(f"give {what} inline or {what}_path, not both")
         if path is not None:
             def report(done: int, total: int) -> None:
                 anyio.from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
                 anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
-            return await run(routing.read_rows, path, max_rows=options.max_rows, max_bytes=options.max_bytes,
-                             progress=report)
+            return await run(routing.read_rows, path, fields=fields, max_rows=options.max_rows,
+                             max_bytes=options.max_bytes, progress=report)
         if rows is not None:
             if len(rows) > options.max_rows:
                 raise ToolError(f"{len(rows):,} rows is over the cap of {options.max_rows:,}; raise it with "
                                 f"--max-rows (or PICK_A_METHOD_MAX_ROWS), or pass a sample")
-            return await run(routing.as_rows, rows, what=what)
+            return await run(routing.as_rows, rows, what=what, fields=fields)
         if required:
             raise ToolError(f"no {what}: pass {what} (a list of row objects) or {what}_path (a file)")
         return None
 
     @mcp.tool(title="Can a cut-off reply pass? (question 1)", annotations=READ_ONLY)
     async def truncated_passes(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
-                               pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.TruncatedPasses:
+                               pass_threshold: Threshold = D.PASS_THRESHOLD,
+                               fields: FieldsArg = None) -> routing.TruncatedPasses:
         """Count rows cut off at the token cap (truncated, or finish_reason "length") that still passed. Any count
         above zero: fix the reward (a truncated reply must fail) before reading any other number."""
-        graded = await load(ctx, rows, rows_path, "rows")
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.truncated_passes, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="pass@1 with an interval, pass@k, pass^k", annotations=READ_ONLY)
@@ -124,18 +129,18 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
                       pass_threshold: Threshold = D.PASS_THRESHOLD,
                       per_task_offset: Annotated[int, Field(ge=0, description="Page through per_task from here.")] = 0,
                       per_task_limit: Annotated[int, Field(ge=0, le=1000, description="Tasks listed in per_task.")] = 50,
-                      ) -> routing.PassAt:
+                      fields: FieldsArg = None) -> routing.PassAt:
         """Per-task pass rates, pass@1 with a 95% bootstrap interval over tasks, and unbiased pass@k and pass^k."""
-        graded = await load(ctx, rows, rows_path, "rows")
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.pass_at, graded, k=k, pass_threshold=pass_threshold,
                          per_task_offset=per_task_offset, per_task_limit=per_task_limit)
 
     @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
     async def band(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
-                   pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.Band:
+                   pass_threshold: Threshold = D.PASS_THRESHOLD, fields: FieldsArg = None) -> routing.Band:
         """The per-task band: floor (every task fails), saturated (every task passes) or mixed, the share of tasks
         that split (the only ones a grouped method learns from) and the split share predicted at larger k."""
-        graded = await load(ctx, rows, rows_path, "rows")
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.band, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Does the teacher clear the student? (question 5)", annotations=READ_ONLY)
@@ -146,11 +151,12 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             tokenizers_match: Annotated[bool | None, Field(description="Whether teacher and student share a tokenizer, if you know.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="Teacher tokenizer: a local folder or a cached hub id; compared with student_tokenizer.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="Student tokenizer: a local folder or a cached hub id.")] = None,
+            fields: FieldsArg = None,
     ) -> routing.TeacherClears:
         """Does the teacher beat the student by `effect` with 95% intervals that do not overlap (plus a paired
         bootstrap on shared tasks)? Score both on the same held-out tasks at the student's max_tokens."""
-        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows")
-        s = await load(ctx, student_rows, student_rows_path, "student_rows")
+        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
+        s = await load(ctx, student_rows, student_rows_path, "student_rows", fields=fields)
         match, notes = await _tokenizers(tokenizers_match, teacher_tokenizer, student_tokenizer)
         verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
                             tokenizers_match=match)
@@ -166,12 +172,12 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             alpha: Annotated[float, Field(gt=0, lt=1, description="Two-sided false-positive rate.")] = D.HOLDOUT_ALPHA,
             task_std: Annotated[float | None, Field(gt=0, description="One task's paired-difference sd, if known.")] = None,
             before_rows: RowsArg = None, before_rows_path: PathArg = None,
-            after_rows: RowsArg = None, after_rows_path: PathArg = None,
+            after_rows: RowsArg = None, after_rows_path: PathArg = None, fields: FieldsArg = None,
     ) -> routing.HoldoutSize:
         """How many held-out tasks detect `effect` at the given power: from the binomial model, a known task sd,
         or before/after rows on the same tasks."""
-        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False)
-        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False)
+        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False, fields=fields)
+        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False, fields=fields)
         return await run(routing.holdout_size, effect, base=base, k=k, power=power, alpha=alpha, before=before,
                          after=after, task_std=task_std)
 
@@ -186,15 +192,16 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             tokenizers_match: Annotated[bool | None, Field(description="Teacher and student share a tokenizer.")] = None,
             preference_pairs: Annotated[bool | None, Field(description="The rows hold natural better/worse pairs per prompt.")] = None,
             pass_threshold: Threshold = D.PASS_THRESHOLD, effect: Effect = D.PROVE_EFFECT,
+            fields: FieldsArg = None, trainer: TrainerArg = "prime-rl",
     ) -> routing.Route:
         """Ask the six questions in the skill's order (truncation, rollouts per prompt, band, teacher, on-policy)
         and stop at the first that decides. Returns the route, its methods, the trace with each question's
         evidence, the next tool call, and the checks to run before the GPU."""
-        graded = await load(ctx, rows, rows_path, "rows")
-        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False)
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
+        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False, fields=fields)
         return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
                          taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
-                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs)
+                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer)
 
     async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):

@@ -3,6 +3,7 @@
     pick-a-method                                  # MCP over stdio (what Claude Code and the Inspector spawn)
     pick-a-method --transport http --port 8765     # MCP over streamable HTTP on 127.0.0.1
     pick-a-method route rows.jsonl --model Qwen/Qwen3-8B [--teacher-rows t.jsonl] [--json]
+    pick-a-method route rows.jsonl --model Qwen/Qwen3-8B --reward-field correct --model-field sampling.model
     pick-a-method --print-skill > .claude/skills/pick-a-method/SKILL.md
 """
 
@@ -32,11 +33,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="folder prime_rl_config may write into (repeatable; default: the current folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
+    def field_flags(c: argparse.ArgumentParser) -> None:
+        g = c.add_argument_group("your field names (a dotted path reaches into objects, e.g. sampling.model)")
+        for name in FIELD_FLAGS:
+            g.add_argument(f"--{name.replace('_id', '').replace('_', '-')}-field", dest=f"{name}_field",
+                           metavar="NAME", help=f"the field that holds {FIELD_FLAGS[name]}")
+
     def rows_command(name: str, help: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help)
         c.add_argument("rows", help="graded rows: .jsonl(.gz), .json, .csv or .parquet")
         c.add_argument("--pass-threshold", type=float, default=1.0)
         c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+        field_flags(c)
         return c
 
     r = rows_command("route", "route graded rows to a training method")
@@ -46,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--teacher", help="teacher model name")
     r.add_argument("--teacher-base-url")
     r.add_argument("--preference-pairs", action="store_true", help="the rows hold natural better/worse pairs")
+    r.add_argument("--trainer", default="prime-rl", choices=("prime-rl", "trl", "verl"),
+                   help="the trainer whose config tool the next step names (default prime-rl)")
     rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
     rows_command("band", "question 3: floor, saturated or mixed?")
     pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
@@ -55,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("student_rows")
     t.add_argument("--effect", type=float, default=0.05)
     t.add_argument("--json", action="store_true")
+    field_flags(t)
     h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect")
     h.add_argument("--effect", type=float, default=0.05)
     h.add_argument("-k", type=int)
@@ -62,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--before", help="rows before training (read base and k off them)")
     h.add_argument("--after", help="rows after training, on the same tasks")
     h.add_argument("--json", action="store_true")
+    field_flags(h)
     pv = sub.add_parser("preview-update", help="what a method's update rule keeps from logged trajectories")
     pv.add_argument("path", help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask")
     pv.add_argument("--method", default="FlashReinforce")
@@ -99,6 +111,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="a dotted prime-rl key (JSON value), e.g. trainer.optim.weight_decay=0.0")
     c.add_argument("--json", action="store_true")
     return p
+
+
+FIELD_FLAGS = {"task_id": "the task id", "reward": "the grade (a number or true/false)",
+               "truncated": "whether the reply was cut off", "model": "the model that sampled the row",
+               "arm": "the experiment arm", "tokens": "the completion's token count"}
+
+
+def _fields(args: argparse.Namespace) -> dict[str, str] | None:
+    given = {name: getattr(args, f"{name}_field", None) for name in FIELD_FLAGS}
+    return {k: v for k, v in given.items() if v} or None
 
 
 def _options(args: argparse.Namespace) -> ServerOptions:
@@ -144,12 +166,13 @@ def _prime_rl_run_knobs(args: argparse.Namespace) -> dict[str, Any]:
 def _run_command(args: argparse.Namespace) -> Any:
     from pick_a_method import routing
 
-    read = lambda path: routing.read_rows(path)  # noqa: E731
+    fields = _fields(args)
+    read = lambda path: routing.read_rows(path, fields=fields)  # noqa: E731
     if args.command == "route":
         teacher = read(args.teacher_rows) if args.teacher_rows else None
         return routing.route(read(args.rows), args.model, teacher, pass_threshold=args.pass_threshold,
                              taskset=args.taskset, teacher=args.teacher, teacher_base_url=args.teacher_base_url,
-                             preference_pairs=args.preference_pairs or None)
+                             preference_pairs=args.preference_pairs or None, trainer=args.trainer)
     if args.command == "truncated-passes":
         return routing.truncated_passes(read(args.rows), pass_threshold=args.pass_threshold)
     if args.command == "band":
