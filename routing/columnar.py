@@ -102,8 +102,8 @@ class _Cap(Exception):
 
 def _wanted(builder: ColumnBuilder) -> set[str]:
     """Top-level columns the router reads; everything else (messages, final text) is dropped as it is read."""
-    heads = {F.head(k) for names in builder.names.values() for k in names}
-    return heads | {F.FINISH_REASON, "max_tokens", "sampling", "chosen", "rejected"}
+    heads = {h for names in builder.names.values() for k in names for h in (k, F.head(k))}
+    return heads | {F.FINISH_REASON, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
 
 
 def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:
