@@ -198,8 +198,8 @@ def _read_parquet(p: Path, builder: ColumnBuilder) -> None:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(f"{p}: reading Parquet needs pyarrow (pip install 'pick-a-method[parquet]'), or "
-                         f"convert the file to JSONL") from None
+        raise InputError(f"{p}: reading Parquet needs pyarrow, a dependency of pick-a-method missing here "
+                         f"(pip install 'pyarrow>=14.0.1,<30'), or convert the file to JSONL") from None
     for batch in pq.ParquetFile(p).iter_batches(batch_size=CHUNK_ROWS):
         builder.add(batch.to_pylist())
 

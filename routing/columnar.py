@@ -26,7 +26,7 @@ try:  # a core dependency; without it every file goes through the careful reader
 except ImportError:  # pragma: no cover - exercised by tests that hide pyarrow
     pa = pc = None  # type: ignore[assignment]
 
-BLOCK_BYTES = 1 << 24  # JSON/CSV block size: large enough to infer types once, small enough to stay lean
+BLOCK_BYTES = 1 << 22  # JSON/CSV block size: large enough to infer types once, small enough to stay lean
 COUNT_BYTES = 1 << 24
 
 
@@ -47,15 +47,15 @@ def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progr
     progress = _rising(progress)
     try:
         if fmt == "parquet":
-            table, lines = _parquet(p, builder), None
+            acc, lines = _parquet(p, builder), None
         else:
             n_lines = _count_lines(p, size, progress)
-            table = _jsonl(p, builder, size, n_lines, progress) if fmt == "jsonl" else _csv(p, builder)
+            acc = _jsonl(p, builder, size, n_lines, progress) if fmt == "jsonl" else _csv(p, builder)
             header = 1 if fmt == "csv" else 0
-            if table.num_rows != n_lines - header:
+            if acc.n != n_lines - header:
                 return None  # blank lines, or quoted newlines: only the careful reader knows each row's line
-            lines = np.arange(1 + header, table.num_rows + 1 + header, dtype=np.int64)
-        out = _columns(table, builder, lines)
+            lines = np.arange(1 + header, acc.n + 1 + header, dtype=np.int64)
+        out = acc.finish(builder, lines)
     except InputError:  # a cap: the careful reader would say the same, later
         raise
     except (_Unsupported, pa.ArrowException, ValueError, TypeError, KeyError, OverflowError):
@@ -112,24 +112,26 @@ def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:
     return batch.select(keep), names
 
 
-def _collect(batches: Any, builder: ColumnBuilder, on_batch: Any = None) -> Any:
+def _collect(batches: Any, builder: ColumnBuilder, on_batch: Any = None, check: Any = None) -> _Columns:
+    """Each batch to numpy columns as it arrives (codes shared across batches), so only one batch of arrow data
+    is held at a time."""
     wanted = _wanted(builder)
-    kept, n, keys = [], 0, {}
+    acc = _Columns()
     for batch in batches:
         small, names = _keep(batch, wanted)
-        keys.update(dict.fromkeys(names))
-        kept.append(small)
-        n += batch.num_rows
-        _check_cap(builder, n)
+        del batch
+        builder.keys.update(dict.fromkeys(n for n in names if n not in builder.keys))
+        acc.n += small.num_rows
+        _check_cap(builder, acc.n)
+        table = pa.Table.from_batches([small])
+        if check is not None:
+            check(table)
+        acc.add(table, builder)
         if on_batch is not None:
-            on_batch(n)
-    builder.keys = keys
-    if not kept:
+            on_batch(acc.n)
+    if not acc.n:
         raise _Unsupported("no rows")
-    try:
-        return pa.Table.from_batches(kept)
-    except pa.ArrowInvalid:  # later blocks grew columns: let pyarrow unify them
-        return pa.concat_tables([pa.Table.from_batches([b]) for b in kept], promote_options="permissive")
+    return acc
 
 
 def _jsonl(p: Path, builder: ColumnBuilder, size: int, n_lines: int, progress: Progress | None) -> Any:
@@ -165,15 +167,17 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
     reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
                            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                                quoted_strings_can_be_null=True))
+    limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree
+
+    def check(table: Any) -> None:
+        for col in table.columns:
+            if _is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
+                raise _Unsupported("a cell over the CSV field size limit")
+
     try:
-        table = _collect(reader, builder)
+        return _collect(reader, builder, check=check)
     except _Cap as e:
         raise InputError(str(e), field="rows") from None
-    limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree
-    for col in table.columns:
-        if _is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
-            raise _Unsupported("a cell over the CSV field size limit")
-    return table
 
 
 def _parquet(p: Path, builder: ColumnBuilder) -> Any:
@@ -182,12 +186,11 @@ def _parquet(p: Path, builder: ColumnBuilder) -> Any:
     f = pq.ParquetFile(p)
     wanted = _wanted(builder)
     names = f.schema_arrow.names
+    builder.keys = dict.fromkeys(names)
     try:
-        table = _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
+        return _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
     except _Cap as e:
         raise InputError(str(e), field="rows") from None
-    builder.keys = dict.fromkeys(names)
-    return table
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -237,8 +240,8 @@ def _coalesce_text(table: Any, names: tuple[str, ...]) -> Any:
 
 
 def _encode(col: Any) -> tuple[np.ndarray, list[str]]:
-    """Codes in first-seen order (-1 for null) and the distinct values."""
-    enc = pc.dictionary_encode(col)
+    """Codes in first-seen order (-1 for null) and the distinct values, for a whole column at once."""
+    enc = pc.dictionary_encode(col.combine_chunks())
     codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
     return codes, enc.dictionary.to_pylist()
 
@@ -255,74 +258,98 @@ def _numbers(col: Any) -> np.ndarray:
     return out
 
 
-def _columns(table: Any, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
-    from .rows import make_rows
+class _Columns:
+    """numpy columns, batch by batch, with the task, model and arm codes shared across batches."""
 
-    n = table.num_rows
-    names = builder.names
-    task = _coalesce_text(table, names["task_id"])
-    if task is None or task.null_count:
-        raise _Unsupported("a row with no task id")  # the careful reader names it
-    task_codes, task_names = _encode(task)
+    KEYS = ("task", "reward", "nan", "truncated", "stated", "model", "arm", "tokens", "max_tokens")
 
-    reward_col = _get(table, names["reward"][0])
-    if reward_col is None or reward_col.null_count == n:
-        # the explicit schema adds the column to every JSONL file, so whether any row has the field is the
-        # careful reader's to tell (its notes differ): such files carry no grade to read fast anyway
-        raise _Unsupported("no reward read")
-    reward_read = True
-    if reward_col is None:
-        reward, nan = np.full(n, np.nan), np.zeros(n, dtype=bool)
-    else:
+    def __init__(self) -> None:
+        self.n = 0
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.KEYS}
+        self.has_pairs = False
+        self.sizes: list[int] = []
+
+    def add(self, table: Any, builder: ColumnBuilder) -> None:
+        n = table.num_rows
+        names = builder.names
+        put = lambda key, value: self.parts[key].append(value)  # noqa: E731
+        self.sizes.append(n)
+        task = _coalesce_text(table, names["task_id"])
+        if task is None or task.null_count:
+            raise _Unsupported("a row with no task id")  # the careful reader names it
+        put("task", task)  # text, encoded once at the end (in C, in first-seen order)
+        reward_col = _get(table, names["reward"][0])
+        if reward_col is None or reward_col.null_count == n:
+            # the explicit schema adds the column to every JSONL file, so whether any row has the field is the
+            # careful reader's to tell (its notes differ): such files carry no grade to read fast anyway
+            raise _Unsupported("no reward read")
         if pa.types.is_boolean(reward_col.type):
             reward_col = reward_col.cast(pa.float64())
         reward = _numbers(reward_col)
-        nan = np.isnan(reward) & reward_col.is_valid().to_numpy(zero_copy_only=False)
+        put("reward", reward)
+        put("nan", np.isnan(reward) & reward_col.is_valid().to_numpy(zero_copy_only=False))
+        truncated, stated = _truncation(table, names["truncated"][0], n)
+        put("truncated", truncated)
+        put("stated", stated)
+        model_cols = [c for c in (_get(table, m) for m in names["model"]) if c is not None]
+        if not all(_is_text(c.type) or pa.types.is_null(c.type) for c in model_cols):
+            raise _Unsupported("a model that is not text")  # the careful reader refuses it by name
+        model = _coalesce_text(table, names["model"])
+        put("model", model)
+        put("arm", _coalesce_text(table, names["arm"]))
+        put("tokens", _first_number(table, names["tokens"], n))
+        put("max_tokens", _first_number(table, ("max_tokens", "sampling.max_tokens"), n))
+        if not self.has_pairs and {"chosen", "rejected"} <= set(table.column_names):
+            both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
+            self.has_pairs = bool(pc.any(both).as_py())
 
-    trunc_col = _get(table, names["truncated"][0])
+    def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
+        from .rows import make_rows
+
+        text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
+        cat = {k: (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
+                   if any(a is not None for a in v) else np.full(self.n, np.nan)) for k, v in self.parts.items()}
+        codes, names = {}, {}
+        for k, chunks in text.items():
+            chunks = [pa.nulls(self.sizes[i], pa.string()) if c is None else c.cast(pa.string())
+                      for i, c in enumerate(chunks)]
+            codes[k], names[k] = _encode(pa.chunked_array(chunks, type=pa.string()))
+        return make_rows(task=codes["task"], task_names=names["task"], reward=cat["reward"],
+                         truncated=cat["truncated"], stated=cat["stated"], model=codes["model"],
+                         model_names=names["model"], arm=codes["arm"], arm_names=names["arm"],
+                         tokens=cat["tokens"], max_tokens=cat["max_tokens"], nan_reward=cat["nan"],
+                         has_pairs=self.has_pairs, lines=lines, source=builder.source, fields=builder.fields,
+                         keys=list(builder.keys), reward_read=True)
+
+
+def _truncation(table: Any, name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    col = _get(table, name)
     truncated, stated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    if trunc_col is not None and not pa.types.is_null(trunc_col.type):
-        if pa.types.is_integer(trunc_col.type):
-            values = pc.fill_null(trunc_col, 0).to_numpy(zero_copy_only=False)
+    if col is not None and not pa.types.is_null(col.type):
+        if pa.types.is_integer(col.type):
+            values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
             if not np.isin(values, (0, 1)).all():
                 raise _Unsupported("a truncated flag that is not 0/1")
-            trunc_col = trunc_col.cast(pa.bool_())
-        if not pa.types.is_boolean(trunc_col.type):
-            raise _Unsupported(f"a {trunc_col.type} truncated flag")
-        truncated = pc.fill_null(trunc_col, False).to_numpy(zero_copy_only=False)
-        stated = trunc_col.is_valid().to_numpy(zero_copy_only=False)
+            col = col.cast(pa.bool_())
+        if not pa.types.is_boolean(col.type):
+            raise _Unsupported(f"a {col.type} truncated flag")
+        truncated = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
+        stated = col.is_valid().to_numpy(zero_copy_only=False)
     finish = _get(table, F.FINISH_REASON)
     if finish is not None and not pa.types.is_null(finish.type):
         if not _is_text(finish.type):
             raise _Unsupported("a finish_reason that is not text")
         truncated = truncated | pc.fill_null(pc.equal(finish, "length"), False).to_numpy(zero_copy_only=False)
         stated = stated | finish.is_valid().to_numpy(zero_copy_only=False)
+    return truncated, stated
 
-    model = _coalesce_text(table, names["model"])
-    if model is not None and not all(_is_text(c.type) or pa.types.is_null(c.type)
-                                     for c in (_get(table, m) for m in names["model"]) if c is not None):
-        raise _Unsupported("a model that is not text")  # the careful reader refuses it by name
-    model_codes, model_names = _encode(model) if model is not None else (np.full(n, -1, np.int32), [])
-    arm = _coalesce_text(table, names["arm"])
-    arm_codes, arm_names = _encode(arm) if arm is not None else (np.full(n, -1, np.int32), [])
 
-    tokens = np.full(n, np.nan)
-    for name in reversed(names["tokens"]):  # first present wins: fill from the last, overwrite by the first
+def _first_number(table: Any, names: tuple[str, ...], n: int) -> np.ndarray | None:
+    """The first of `names` that holds a number, per row (NaN where none does); None when no column is there."""
+    out = None
+    for name in reversed(names):  # fill from the last, overwrite by the first
         col = _get(table, name)
         if col is not None:
             values = _numbers(col)
-            tokens = np.where(np.isnan(values), tokens, values)
-    max_tokens = np.full(n, np.nan)
-    for name in ("sampling.max_tokens", "max_tokens"):
-        col = _get(table, name)
-        if col is not None:
-            values = _numbers(col)
-            max_tokens = np.where(np.isnan(values), max_tokens, values)
-    has_pairs = False
-    if {"chosen", "rejected"} <= set(table.column_names):
-        both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
-        has_pairs = bool(pc.any(both).as_py())
-    return make_rows(task=task_codes, task_names=[str(t) for t in task_names], reward=reward, truncated=truncated,
-                     stated=stated, model=model_codes, model_names=model_names, arm=arm_codes, arm_names=arm_names,
-                     tokens=tokens, max_tokens=max_tokens, nan_reward=nan, has_pairs=has_pairs, lines=lines,
-                     source=builder.source, fields=builder.fields, keys=list(builder.keys), reward_read=reward_read)
+            out = values if out is None else np.where(np.isnan(values), out, values)
+    return out

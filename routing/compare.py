@@ -19,7 +19,8 @@ from .verdicts import NextStep, OnPolicy, PairedDifference, TeacherClears
 def sampler_kinds(rows: GradedRows, model: str) -> tuple[dict[int, str], list[str]]:
     """Model code -> 'same' / 'checkpoint' / 'other' for every sampler the rows name, and notes on readings."""
     kinds, notes = {}, []
-    for code in np.unique(rows.model[rows.model >= 0]).tolist():
+    seen = np.bincount(rows.model[rows.model >= 0], minlength=len(rows.model_names))
+    for code in np.flatnonzero(seen).tolist():
         kind, note = relation(rows.model_names[code], model)
         kinds[code] = kind
         if note:
@@ -112,8 +113,7 @@ def dominant_model(rows: GradedRows) -> str | None:
     named = rows.model[rows.model >= 0]
     if not len(named):
         return None
-    values, counts = np.unique(named, return_counts=True)
-    return rows.model_names[int(values[counts.argmax()])]
+    return rows.model_names[int(np.bincount(named).argmax())]
 
 
 def _median_budget(rows: GradedRows) -> float | None:

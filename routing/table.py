@@ -75,12 +75,12 @@ class Table:
     @property
     def n_tasks(self) -> int:
         """Distinct tasks (a task with rollouts from two samplers is one task, two groups)."""
-        return len(np.unique(self.task))
+        return int(np.count_nonzero(np.bincount(self.task))) if len(self) else 0
 
     @property
     def several(self) -> bool:
         """More than one sampler or arm: group labels name them."""
-        return len(np.unique(self.model)) > 1 or len(np.unique(self.arm)) > 1
+        return len(self) > 0 and (self.model.min() != self.model.max() or self.arm.min() != self.arm.max())
 
     @property
     def names(self) -> list[str]:
@@ -115,11 +115,11 @@ class Table:
     def samplers(self) -> list[dict[str, Any]]:
         """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
         out = []
-        pairs = np.stack([self.model, self.arm], axis=1)
-        keys, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        for j, (m, a) in enumerate(keys.tolist()):
-            mine = inverse == j
+        width = len(self.rows.arm_names) + 1
+        key = (self.model.astype(np.int64) + 1) * width + (self.arm + 1)
+        for k in np.flatnonzero(np.bincount(key)).tolist() if len(self) else []:
+            m, a = k // width - 1, k % width - 1
+            mine = key == k
             graded = mine & (self.n > 0)
             entry: dict[str, Any] = {"model": display_name(self.model_names[m]) if m >= 0 else None}
             if a >= 0:

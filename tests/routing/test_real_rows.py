@@ -225,3 +225,26 @@ def test_cli_subcommands_never_import_mcp():
             "print('MCP', 'mcp' in sys.modules, 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(TWO)], capture_output=True, text=True, check=True)
     assert "MCP False" in out.stdout
+
+
+def test_without_pyarrow_the_careful_reader_gives_the_same_rows(monkeypatch, tmp_path):
+    from pick_a_method.routing import columnar
+
+    fast = read_rows(TWO)
+    monkeypatch.setattr(columnar, "pa", None)
+    slow = read_rows(TWO)
+    assert np.array_equal(fast.task, slow.task) and np.array_equal(fast.model, slow.model)
+    assert route(slow, R1).route == route(fast, R1).route
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "b", "reward": "yes"}\n')
+    with pytest.raises(InputError, match=r"line 2 of .*reward is str 'yes'"):
+        read_rows(bad)
+
+
+def test_a_bad_value_is_named_by_line_even_past_the_fast_reader(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    good = "".join(json.dumps(r) + "\n" for r in rows_from_passes([1, 2, 3] * 40))
+    path.write_text(good + json.dumps({"task_id": "x", "reward": 1, "model": 7}) + "\n")
+    with pytest.raises(InputError, match=r"line 481 of .*model is int") as e:
+        read_rows(path)
+    assert e.value.field == "model"
