@@ -60,6 +60,9 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     trace: list[TraceStep] = []
     warnings: list[str] = []
     rows, others = _split_samplers(all_rows, model, pass_threshold)
+    if others and len(rows) + sum(map(len, others.values())) < len(all_rows):
+        warnings.append(f"{len(all_rows) - len(rows) - sum(map(len, others.values()))} rows name no model; with "
+                        f"several samplers in the file they are left out of {model}'s rows")
     full = table_of(rows, pass_threshold)
     g = full.graded()
     base_fields = dict(model=model, n_rows=len(all_rows), n_tasks=g.n_tasks)

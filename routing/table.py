@@ -157,6 +157,8 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
     graded = ~np.isnan(reward)
     passed = reward >= pass_threshold  # NaN compares false: ungraded never passes
     safe = np.where(graded, reward, 0.0)
+    with np.errstate(over="ignore"):  # a reward past 1e154 squares to inf: a spread that large is inf
+        square = safe * safe
     tokens = rows.tokens
     stated_tokens = ~np.isnan(tokens) if tokens is not None else None
     return Table(
@@ -168,7 +170,7 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
         truncated_passes=count(rows.truncated & passed).astype(np.int64),
         ungraded=count(~graded).astype(np.int64),
         nonbinary=count(graded & (reward != 0.0) & (reward != 1.0)).astype(np.int64),
-        reward_sum=count(safe), reward_sq=count(safe * safe),
+        reward_sum=count(safe), reward_sq=count(square),
         tokens_sum=count(np.where(stated_tokens, tokens, 0.0)) if tokens is not None else np.zeros(groups),
         tokens_n=count(stated_tokens).astype(np.int64) if tokens is not None else np.zeros(groups, np.int64))
 
