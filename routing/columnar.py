@@ -20,14 +20,25 @@ from .builder import ColumnBuilder
 from .careful import Progress
 from .errors import InputError
 
-try:  # a core dependency; without it every file goes through the careful reader
-    import pyarrow as pa
-    import pyarrow.compute as pc
-except ImportError:  # pragma: no cover - exercised by tests that hide pyarrow
-    pa = pc = None  # type: ignore[assignment]
-
+pa: Any = None  # pyarrow and pyarrow.compute, imported on first use (about 0.2 s: a small file does not wait)
+pc: Any = None
+# Under this size the careful reader is as quick as importing pyarrow: small files skip the columnar reader.
+SMALL_BYTES = 1 << 20
 BLOCK_BYTES = 1 << 22  # JSON/CSV block size: large enough to infer types once, small enough to stay lean
 COUNT_BYTES = 1 << 24
+
+
+def _load() -> bool:
+    """Import pyarrow (a core dependency); False where it is missing, and every file goes to the careful reader."""
+    global pa, pc
+    if pa is None:
+        try:
+            import pyarrow
+            import pyarrow.compute
+        except ImportError:
+            return False
+        pa, pc = pyarrow, pyarrow.compute
+    return True
 
 
 class _Unsupported(Exception):
@@ -36,7 +47,7 @@ class _Unsupported(Exception):
 
 def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progress: Progress | None) -> Any:
     """GradedRows read through pyarrow, or None when the careful reader must take the file."""
-    if pa is None or fmt not in ("jsonl", "csv", "parquet"):
+    if fmt not in ("jsonl", "csv", "parquet") or (size < SMALL_BYTES and fmt != "parquet") or not _load():
         return None
     with open(p, "rb") as f:
         start = f.read(3)

@@ -98,7 +98,10 @@ def test_a_near_miss_reward_name_keeps_its_hint_in_route():
     assert any("did you mean 'rewrd'" in w for w in r.warnings)
 
 
-def test_sdk_format_rows_are_read_natively():
+@pytest.mark.parametrize("fast", [False, True])
+def test_sdk_format_rows_are_read_natively(request, fast):
+    if fast:
+        request.getfixturevalue("columnar_always")
     rows = read_rows(EXAMPLES / "sdk_rows.jsonl")
     assert rows.model_names == [f"{MODEL}@step-120"] and rows.n_tasks == 60
     assert rows.tokens is not None and rows.n_truncation_stated == len(rows)
@@ -107,7 +110,16 @@ def test_sdk_format_rows_are_read_natively():
     assert r.route == "grpo" and r.methods[0].startswith("Async")
 
 
-def test_columnar_and_careful_readers_agree(tmp_path):
+@pytest.fixture
+def columnar_always(monkeypatch):
+    """The example files are small: make the columnar reader take them anyway."""
+    from pick_a_method.routing import columnar
+
+    monkeypatch.setattr(columnar, "SMALL_BYTES", 0)
+    return columnar
+
+
+def test_columnar_and_careful_readers_agree(columnar_always):
     for name in ("sdk_rows.jsonl", "two_checkpoints.jsonl", "mixed.jsonl"):
         path = EXAMPLES / name
         fast = read_rows(path)
@@ -126,7 +138,7 @@ def test_read_rows_takes_a_list_and_fields():
         read_rows(rows, fields={"grade": "ok"})
 
 
-def test_a_dotted_csv_header_is_one_column(tmp_path):
+def test_a_dotted_csv_header_is_one_column(columnar_always, tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("task_id,reward,sampling.model\n" + "".join(f"t{i % 4},{i % 2},m\n" for i in range(16)))
     assert read_rows(path).model_names == ["m"]
@@ -224,14 +236,12 @@ def test_cli_subcommands_never_import_mcp():
     code = ("import sys; from pick_a_method.server import cli; cli.main(['route', sys.argv[1], '--json']); "
             "print('MCP', 'mcp' in sys.modules, 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(TWO)], capture_output=True, text=True, check=True)
-    assert "MCP False" in out.stdout
+    assert "MCP False False" in out.stdout  # a small file does not wait for pyarrow's import either
 
 
-def test_without_pyarrow_the_careful_reader_gives_the_same_rows(monkeypatch, tmp_path):
-    from pick_a_method.routing import columnar
-
+def test_without_pyarrow_the_careful_reader_gives_the_same_rows(columnar_always, monkeypatch, tmp_path):
     fast = read_rows(TWO)
-    monkeypatch.setattr(columnar, "pa", None)
+    monkeypatch.setattr(columnar_always, "_load", lambda: False)
     slow = read_rows(TWO)
     assert np.array_equal(fast.task, slow.task) and np.array_equal(fast.model, slow.model)
     assert route(slow, R1).route == route(fast, R1).route
@@ -241,7 +251,7 @@ def test_without_pyarrow_the_careful_reader_gives_the_same_rows(monkeypatch, tmp
         read_rows(bad)
 
 
-def test_a_bad_value_is_named_by_line_even_past_the_fast_reader(tmp_path):
+def test_a_bad_value_is_named_by_line_even_past_the_fast_reader(columnar_always, tmp_path):
     path = tmp_path / "rows.jsonl"
     good = "".join(json.dumps(r) + "\n" for r in rows_from_passes([1, 2, 3] * 40))
     path.write_text(good + json.dumps({"task_id": "x", "reward": 1, "model": 7}) + "\n")
