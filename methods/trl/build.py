@@ -1,0 +1,203 @@
+"""``trl_config``: the YAML that ``trl <grpo|dpo|sft|distillation> --config FILE`` reads, built for a method.
+
+It checks the arguments, turns the method into TRL's terms (``plan.py``), sets the batch and launch keys,
+applies the caller's overrides, renders the YAML, writes it when asked (the shared atomic, no-clobber write)
+and returns it with which knobs TRL honors and where, which it ignores and why, warnings, what to fill in and
+the launch command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.config_result import (
+    TrainerConfig,
+    as_bool,
+    as_int,
+    check_text,
+    override_pairs,
+    placeholder,
+    resolve_method,
+    to_yaml,
+    write_text,
+)
+from pick_a_method.methods.trl import constants as C
+from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
+from pick_a_method.routing.verdicts import NextStep
+
+# Keys whose override would change what the method is (the answer then is: ask for another method).
+_METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
+                "vllm_importance_sampling_mode")
+
+
+def trl_config(
+    method: Any,
+    *,
+    model: str | None = None,
+    dataset: str | None = None,
+    reward_funcs: Sequence[str] | str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    gpus: int = 1,
+    nodes: int = 1,
+    steps: int = D.PRIME_RL_STEPS,
+    batch: int = D.PRIME_RL_BATCH,
+    lora: bool = True,
+    vllm: bool = True,
+    overrides: Any = None,
+    overwrite: bool = False,
+    knobs: Mapping[str, Any] | None = None,
+    allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+    tokenizers_match: Any = None,
+) -> TrainerConfig:
+    """Write the YAML that ``trl <command> --config FILE`` reads (TRL 1.16.0's config classes).
+
+    - ``method``: grpo, ``async`` (around grpo, correction icepop or tis), groupwise_grading, opd, sft, dpo; a
+      method object, a name with ``knobs``, or ``{"name": ..., **knobs}``.
+    - ``model``: the Hugging Face id or folder to train (``model_name_or_path``). ``dataset``: the dataset
+      (``dataset_name``); ``reward_funcs``: TRL reward names or dotted import paths (grpo). Missing ones are
+      written as ``<...>`` placeholders and listed in ``needs``.
+    - ``gpus`` per node and ``nodes``: more than one process launches through accelerate (the `trl` CLI wraps
+      ``accelerate launch``). ``steps``: ``max_steps``. ``batch``: rollouts (completions) per optimizer step for
+      grpo, examples per step otherwise; split into per-device batch x processes x accumulation.
+    - ``lora``: a LoRA adapter (``use_peft``). ``vllm``: generate with vLLM colocated on the training GPUs.
+    - ``overrides``: TRL keys to set last, a mapping or a list of ``{"key", "value"}`` (``None`` deletes).
+    - ``out``: write the ``.yaml`` there (atomically; never over a file unless ``overwrite``), inside
+      ``allowed_roots``.
+
+    Raises ``ValueError`` with the reason and the fix for a method TRL cannot run.
+    """
+    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
+    dataset = check_text("dataset", dataset, "a Hugging Face dataset id or a local dataset folder", required=False)
+    gpus = as_int("gpus", gpus, 1, "gpus is the number of GPUs on each node.")
+    nodes = as_int("nodes", nodes, 1, "nodes is the number of machines (each with `gpus` GPUs).")
+    steps = as_int("steps", steps, 1, "steps is TRL's max_steps, the number of optimizer steps.")
+    batch = as_int("batch", batch, 1, "batch is the number of completions (or examples) per optimizer step.")
+    lora, vllm, overwrite = as_bool("lora", lora), as_bool("vllm", vllm), as_bool("overwrite", overwrite)
+    funcs = _reward_funcs(reward_funcs)
+    pairs = override_pairs(overrides)
+    obj = resolve_method(method, knobs, extra=TRAINER_METHODS)
+    plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
+
+    processes = gpus * nodes
+    per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"))
+    config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
+                              "dataset_name": dataset or placeholder("your dataset")}
+    if dataset is None:
+        plan.needs.insert(0, "dataset_name: the training dataset (a Hugging Face id or a local folder)")
+    if command == "grpo":
+        config["reward_funcs"] = funcs or [reward_placeholder()]
+        if not funcs and not any(n.startswith("reward_funcs") for n in plan.needs):
+            plan.needs.append("reward_funcs: your reward function as a dotted import path (it gets prompts, "
+                              "completions and the dataset's columns, and returns one float per completion), or a "
+                              "TRL reward name such as accuracy_reward")
+    elif funcs:
+        plan.warnings.append(f"reward_funcs apply to grpo only; trl {command} does not read them, so they were not used.")
+    config.update(plan.keys)
+    config.update(output_dir=f"outputs/{_slug(plan.label)}", max_steps=steps, learning_rate=lr,
+                  per_device_train_batch_size=per_device, gradient_accumulation_steps=accumulation)
+    if command in ("grpo", "distillation") and vllm:
+        config.update(use_vllm=True, vllm_mode="colocate")
+        if "vllm_importance_sampling_correction" not in config and command == "grpo":
+            # GRPOConfig turns a sequence-mask IS correction on with vLLM by default; the project's GRPO has none.
+            config["vllm_importance_sampling_correction"] = False
+            plan.notes.append("vllm_importance_sampling_correction false: TRL's default (a sequence mask at ratio 3) "
+                              "is not part of the project's GRPO; use Async with icepop or tis for a correction.")
+        plan.notes.append('use_vllm needs vLLM on the GPU machine: pip install "trl[vllm]".')
+    elif command in ("grpo", "distillation"):
+        plan.warnings.append("vllm=False: completions come from transformers' generate, several times slower than vLLM.")
+    if lora:
+        config.update(use_peft=True, lora_r=D.TRAINING_LORA_RANK, lora_alpha=D.TRAINING_LORA_ALPHA)
+        plan.notes.append("LoRA targets PEFT's default modules for the architecture; set lora_target_modules to change them.")
+
+    honored = dict(plan.honored)
+    for key, value in pairs:
+        if key in _METHOD_KEYS and key in config and config[key] != value:
+            plan.warnings.append(f"override {key}={value!r} replaces the value that carries {plan.label} "
+                                 f"({config[key]!r}): the run no longer trains {plan.label} as the project defines it.")
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+        honored[key] = f"{key} (override, as given)"
+
+    launch = _command(command, out, processes, nodes, gpus)
+    if nodes > 1:
+        plan.needs.append("MACHINE_RANK (0 on the main node, 1.. on the others) and MAIN_PROCESS_IP (the main node's "
+                          "address) in the environment of every node, which all run the command")
+    header = (f"# TRL `trl {command}` config: {_one_line(plan.label)} for {_one_line(model)}.\n"
+              f"# Written by pick-a-method for TRL {C.TRL_VERSION}. Launch: {_one_line(launch)}\n")
+    text = header + to_yaml(config)
+    path = None
+    if out is not None:
+        path = str(write_text(out, text, suffixes=(".yaml", ".yml"), overwrite=overwrite, allowed_roots=allowed_roots,
+                              what="the `trl` CLI reads a YAML file").resolve())
+        launch = _command(command, path, processes, nodes, gpus)
+    shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
+             f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
+    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
+               f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
+    why = ("Fill in what `needs` lists, then run the command on the GPU machine with TRL "
+           f"{C.TRL_VERSION}." if plan.needs else f"Run the command on the GPU machine with TRL {C.TRL_VERSION}.")
+    if not path:
+        why += f" Save `text` first, e.g. as {_slug(plan.label)}-trl.yaml (or pass out=...)."
+    return TrainerConfig(
+        verdict="written" if path else "ready", trainer="trl", trainer_version=C.TRL_VERSION, summary=summary,
+        next_step=NextStep(command=launch, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        warnings=plan.warnings, path=path, text=text, config=config, method=plan.label, model=model,
+        honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=launch, notes=plan.notes,
+    )
+
+
+def _reward_funcs(value: Any) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise ValueError(f"reward_funcs must be a name or a list of names (TRL rewards or dotted import paths); got {value!r}")
+    out = []
+    for item in items:
+        text = check_text("reward_funcs", item, "a TRL reward name (accuracy_reward) or a dotted import path (my_module.my_reward)")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+            raise ValueError(f"reward_funcs entry {text!r} is not a Python name or dotted import path")
+        out.append(text)
+    return out
+
+
+def _split_batch(batch: int, processes: int, group: int | None) -> tuple[int, int]:
+    """(per-device batch, gradient accumulation) with per_device x processes x accumulation == batch."""
+    if group is not None and batch % group:
+        low = batch // group * group
+        raise ValueError(f"batch ({batch}) must be a multiple of the group size ({group}): TRL's generation batch "
+                         f"holds whole groups. Fix: batch={low or group} or batch={low + group}.")
+    if batch % processes:
+        raise ValueError(f"batch ({batch}) must be divisible by the {processes} training processes (gpus x nodes): "
+                         f"each process takes the same share. Fix: batch={max(processes, batch // processes * processes)} "
+                         f"or batch={(batch // processes + 1) * processes}.")
+    share = batch // processes
+    per_device = max(d for d in range(1, min(share, C.PER_DEVICE_BATCH_MAX) + 1) if share % d == 0)
+    return per_device, share // per_device
+
+
+def _command(command: str, out: Any, processes: int, nodes: int, gpus: int) -> str:
+    parts = ["trl", command, "--config", str(out) if out is not None else f"{command}.yaml"]
+    if processes > 1:
+        parts += ["--accelerate_config", C.MULTI_GPU_ACCELERATE, "--num_processes", str(processes)]
+    if nodes > 1:
+        parts += ["--num_machines", str(nodes)]
+    text = " ".join(shlex.quote(p) for p in parts)
+    if nodes > 1:  # the environment variables must expand on each node
+        text += f' --machine_rank "$MACHINE_RANK" --main_process_ip "$MAIN_PROCESS_IP" --main_process_port {C.MAIN_PROCESS_PORT}'
+    return text
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "config"
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)

@@ -1,0 +1,49 @@
+"""The TRL facts the config writer relies on, each with its source (TRL 1.16.0 on PyPI, read from the package:
+``trl/trainer/*_config.py``, ``trl/scripts/*.py``, ``trl/cli/``). Method defaults live in ``methods/defaults.py``.
+"""
+
+from __future__ import annotations
+
+# The release whose config classes and CLI the writer targets (and the tests parse with).
+TRL_VERSION = "1.16.0"
+
+# `trl <command> --config FILE`: the CLI subcommands that take a YAML config (trl/cli/commands/__init__.py).
+TRL_COMMANDS = ("grpo", "dpo", "sft", "distillation")
+
+# GRPOConfig.loss_type "dapo" divides the summed token losses by the active tokens of the global accumulated
+# batch: the project's GRPO normalization (one token mean over the whole batch). "grpo" is a per-sequence mean.
+GRPO_LOSS_TYPE = "dapo"
+
+# GRPOConfig.scale_rewards: "none" = reward minus group mean (Dr. GRPO, the project's default); "group" divides
+# by the group's std (TRL adds 1e-4 to it; the project adds GRPO_STD_EPS).
+SCALE_NONE, SCALE_GROUP = "none", "group"
+TRL_STD_EPS = 1e-4
+
+# DistillationConfig.beta selects the divergence: 0.0 forward KL, 0.5 JSD, 1.0 reverse KL.
+DISTILLATION_BETA = {"forward_kl": 0.0, "jsd": 0.5, "reverse_kl": 1.0}
+
+# GRPOConfig.vllm_importance_sampling_mode: "token_mask" zeroes a token whose ratio lies outside
+# [clip_min, clip_max] (inclusive keep, like the project's icepop); "token_truncate" clamps it (tis).
+IS_MODE = {"icepop": "token_mask", "tis": "token_truncate"}
+
+# Per-device micro-batch the writer aims for (a memory knob, not a method knob): the largest divisor of the
+# per-process batch at most this.
+PER_DEVICE_BATCH_MAX = 8
+
+# Accelerate configs shipped in trl/accelerate_configs (passed as `--accelerate_config NAME`).
+MULTI_GPU_ACCELERATE = "multi_gpu"
+
+# accelerate's default rendezvous port.
+MAIN_PROCESS_PORT = 29500
+
+# DPO: beta 0.1 and the sigmoid loss are the DPO paper's (Rafailov et al. 2023, arXiv:2305.18290) and
+# DPOConfig's defaults; SFT/DPO learning rates: 2e-5 full (TRL's SFT examples) / 5e-7 DPO (Zephyr,
+# arXiv:2310.16944); with LoRA 1e-4 for SFT (tinker-cookbook) and 5e-6 for DPO (TRL's DPO LoRA examples).
+DPO_BETA = 0.1
+DPO_LOSS_TYPE = "sigmoid"
+SFT_LEARNING_RATE_FULL, SFT_LEARNING_RATE_LORA = 2e-5, 1e-4
+DPO_LEARNING_RATE_FULL, DPO_LEARNING_RATE_LORA = 5e-7, 5e-6
+
+# Sequence length for SFT and DPO when not given: a 4k prompt budget plus the RL completion cap (the same
+# budget the prime-rl writer uses, methods/defaults.py PRIME_RL_SEQ_LEN).
+SFT_MAX_LENGTH = 8192
