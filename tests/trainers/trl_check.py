@@ -50,6 +50,24 @@ def parse_yaml(path: Path, command: str, monkeypatch: Any) -> dict[str, Any]:
     return values
 
 
+def parse_as_cli(config: dict[str, Any], command: str, monkeypatch: Any) -> dict[str, Any]:
+    """Parse the config's values given as `--key value` flags (argparse applies each field's type and choices)."""
+    from transformers import TrainingArguments
+
+    argv = argv_of(command)
+    processes = processes_of(argv)
+    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: processes))
+    flags: list[str] = []
+    for key, value in config.items():
+        if value is None or isinstance(value, dict):
+            continue
+        items = value if isinstance(value, list) else [value]
+        flags += [f"--{key}", *[(str(v).lower() if isinstance(v, bool) else str(v)) for v in items]]
+    parser = importlib.import_module(f"trl.scripts.{argv[0]}").make_parser()
+    parsed = parser.parse_args_and_config(flags + CPU, fail_with_unknown_args=True)
+    return {f.name: getattr(o, f.name) for o in reversed(parsed) for f in dataclasses.fields(o)}
+
+
 def documented_values(config_class: type, field_name: str) -> set[str]:
     """The quoted words in a TRL field's help (its supported values), read from TRL's own metadata."""
     help_text = next(f for f in dataclasses.fields(config_class) if f.name == field_name).metadata["help"]
@@ -64,6 +82,12 @@ def check(result: Any, path: Path, monkeypatch: Any) -> dict[str, Any]:
         assert key in values, key
         got = values[key]
         assert (list(got) if isinstance(got, tuple) else got) == value, (key, got, value)
+    # The YAML path sets argparse defaults, which argparse never type-checks; the same values on the command line
+    # go through each field's type and choices, so a value of the wrong type fails here.
+    as_cli = parse_as_cli(result.config, result.command, monkeypatch)
+    for key, value in result.config.items():
+        if value is not None and not isinstance(value, dict):
+            assert as_cli[key] == values[key], (key, as_cli[key], values[key])
     launch = run_cli(result.command, monkeypatch)
     argv = argv_of(result.command)
     assert launch["script"] == f"{argv[0]}.py"
