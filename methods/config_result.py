@@ -43,6 +43,8 @@ class TrainerConfig(BaseModel):
     needs: list[str] = Field(description="What to fill in before launching (placeholders in `text` look like <...>).")
     command: str = Field(description="The launch command.")
     notes: list[str] = Field(default_factory=list, description="Version notes and what to check on the GPU machine.")
+    overrides: list[str] = Field(default_factory=list,
+                                 description="The same config as command-line overrides (verl's Hydra key=value).")
 
     def __str__(self) -> str:
         lines = [self.summary, f"run: {self.command}"]

@@ -1,0 +1,230 @@
+"""``verl_config``: the Hydra overrides (and the same as a YAML file) for ``python -m verl.trainer.main_ppo``.
+
+It checks the arguments, turns the method into verl's keys (``plan.py``), sets data, batch, model, LoRA and
+cluster keys (``trainer.nnodes`` / ``n_gpus_per_node``; verl runs on Ray, one command on the head node),
+applies the caller's overrides, and returns the overrides, the YAML (a primary config whose defaults are verl's
+packaged ``ppo_trainer``), what verl honors and ignores, what to fill in and the launch command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.config_result import (
+    TrainerConfig,
+    as_bool,
+    as_int,
+    check_text,
+    override_pairs,
+    placeholder,
+    resolve_method,
+    set_dotted,
+    to_yaml,
+    write_text,
+    yaml_scalar,
+)
+from pick_a_method.methods.verl.plan import ACTOR, ROLLOUT, VERL_VERSION, method_plan
+from pick_a_method.routing.verdicts import NextStep
+
+# Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
+MICRO_BATCH_PER_GPU = 4
+# The primary config the YAML form extends: verl's packaged trainer config.
+SEARCHPATH = "pkg://verl.trainer.config"
+ENTRY = "python -m verl.trainer.main_ppo"
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_/.-]*")  # Hydra reads these unquoted as the same string
+_METHOD_KEYS = ("algorithm.adv_estimator", f"{ACTOR}.loss_agg_mode", f"{ACTOR}.policy_loss.loss_mode",
+                "algorithm.norm_adv_by_std_in_grpo", f"{ROLLOUT}.n")
+
+
+def verl_config(
+    method: Any,
+    *,
+    model: str | None = None,
+    train_files: str | Sequence[str] | None = None,
+    val_files: str | Sequence[str] | None = None,
+    reward_function: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    gpus: int = 8,
+    nodes: int = 1,
+    teacher_gpus: int = 2,
+    steps: int = D.PRIME_RL_STEPS,
+    batch: int = D.PRIME_RL_BATCH,
+    lora: bool = True,
+    overrides: Any = None,
+    overwrite: bool = False,
+    knobs: Mapping[str, Any] | None = None,
+    allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+    tokenizers_match: Any = None,
+) -> TrainerConfig:
+    """The overrides and YAML for verl 0.9.1's ``main_ppo``, for grpo, async grpo (tis or icepop) and opd.
+
+    - ``model``: ``actor_rollout_ref.model.path``. ``train_files`` / ``val_files``: verl's RL parquet files
+      (``prompt`` chat list, ``data_source``, ``reward_model.ground_truth``); missing ones become placeholders
+      listed in ``needs``. ``reward_function``: ``path/to/file.py:function`` (``reward.custom_reward_function``);
+      without it verl scores rows with its built-in scorer for their ``data_source``.
+    - ``gpus`` per node, ``nodes`` (``trainer.n_gpus_per_node`` / ``trainer.nnodes``); ``teacher_gpus``: opd's
+      teacher pool. ``steps``: ``trainer.total_training_steps``. ``batch``: rollouts per step (prompts x group).
+    - ``overrides``: dotted verl keys set last (a mapping or a list of ``{"key", "value"}``; ``None`` deletes).
+    - ``out``: write the YAML there (``.yaml``; atomic, no clobber, inside ``allowed_roots``); the command then
+      points Hydra at it.
+    """
+    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
+    gpus = as_int("gpus", gpus, 1, "gpus is trainer.n_gpus_per_node.")
+    nodes = as_int("nodes", nodes, 1, "nodes is trainer.nnodes (Ray nodes).")
+    teacher_gpus = as_int("teacher_gpus", teacher_gpus, 1, "teacher_gpus is opd's teacher pool (distillation.n_gpus_per_node).")
+    steps = as_int("steps", steps, 1, "steps is trainer.total_training_steps.")
+    batch = as_int("batch", batch, 1, "batch is the number of rollouts per step (prompts x group size).")
+    lora, overwrite = as_bool("lora", lora), as_bool("overwrite", overwrite)
+    reward_function = _reward_function(reward_function)
+    train, val = _files("train_files", train_files), _files("val_files", val_files)
+    pairs = override_pairs(overrides)
+    obj = resolve_method(method, knobs, extra=("sft", "dpo"))
+    plan, lr = method_plan(obj, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus, lora=lora)
+
+    group = plan.keys[f"{ROLLOUT}.n"]
+    prompts = _prompts_per_step(batch, group, gpus * nodes)
+    keys: dict[str, Any] = {
+        "actor_rollout_ref.model.path": model,
+        **plan.keys,
+        f"{ACTOR}.optim.lr": lr,
+        f"{ACTOR}.ppo_mini_batch_size": prompts,  # one update per batch: on-policy
+        f"{ACTOR}.ppo_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
+        f"{ROLLOUT}.name": "vllm",
+        f"{ROLLOUT}.tensor_model_parallel_size": 1,
+        f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
+        "data.train_files": train or placeholder("train.parquet"),
+        "data.val_files": val or placeholder("val.parquet"),
+        "data.train_batch_size": prompts,
+        "data.max_prompt_length": D.PRIME_RL_PROMPT_TOKENS,
+        "trainer.nnodes": nodes,
+        "trainer.n_gpus_per_node": gpus,
+        "trainer.total_training_steps": steps,
+        "trainer.logger": ["console"],
+        "trainer.project_name": "pick-a-method",
+        "trainer.experiment_name": _slug(f"{plan.label}-{model.rsplit('/', 1)[-1]}"),
+    }
+    plan.notes.append(f"rollout tensor_model_parallel_size 1 and micro-batches of {MICRO_BATCH_PER_GPU} per GPU are "
+                      "memory settings: raise the parallel size for a model that does not fit one GPU.")
+    if train is None:
+        plan.needs.insert(0, "data.train_files: verl RL parquet (columns prompt as a chat list, data_source, "
+                             "reward_model.ground_truth), e.g. from verl's examples/data_preprocess scripts")
+    if val is None:
+        plan.needs.append("data.val_files: a held-out parquet in the same format")
+    if reward_function:
+        path, name = reward_function.rsplit(":", 1)
+        keys.update({"reward.custom_reward_function.path": path, "reward.custom_reward_function.name": name})
+    elif obj.name != "opd":
+        plan.needs.append("reward function: verl scores each row with its built-in scorer for the row's data_source "
+                          "(gsm8k, math, ...); for your own grader pass reward_function='reward.py:compute_score'")
+    if lora:
+        keys.update({"actor_rollout_ref.model.lora_rank": D.TRAINING_LORA_RANK,
+                     "actor_rollout_ref.model.lora_alpha": D.TRAINING_LORA_ALPHA,
+                     f"{ROLLOUT}.load_format": "safetensors"})
+        plan.notes.append("LoRA on all linear layers (verl's target_modules default); vLLM loads the base weights "
+                          "(load_format safetensors) and receives the adapter.")
+
+    honored = dict(plan.honored)
+    for key, value in pairs:
+        if key in _METHOD_KEYS and key in keys and keys[key] != value:
+            plan.warnings.append(f"override {key}={value!r} replaces the value that carries {plan.label} "
+                                 f"({keys[key]!r}): the run no longer trains {plan.label} as the project defines it.")
+        if value is None:
+            keys.pop(key, None)
+        else:
+            keys[key] = value
+        honored[key] = f"{key} (override, as given)"
+
+    overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
+    nested: dict[str, Any] = {}
+    for k, v in keys.items():
+        set_dotted(nested, k, v)
+    document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
+    header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
+              f"verl {VERL_VERSION}.\n# Launch: {ENTRY} --config-path <this folder> --config-name <this file's name>\n")
+    text = header + to_yaml(document)
+    path = None
+    if out is not None:
+        path = str(write_text(out, text, suffixes=(".yaml",), overwrite=overwrite, allowed_roots=allowed_roots,
+                              what="Hydra reads <name>.yaml from --config-path").resolve())
+        command = f"{ENTRY} --config-path {shlex.quote(str(Path(path).parent))} --config-name {shlex.quote(Path(path).stem)}"
+    else:
+        command = " ".join([ENTRY, *(shlex.quote(o) for o in overrides_list)])
+    if nodes > 1:
+        plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "
+                          "the others); run the command on the head node only")
+    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: verl {plan.label} for {model}, {steps} steps x "
+               f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
+               f"{nodes} node(s) x {gpus} GPU(s).")
+    why = f"Fill in what `needs` lists, then run the command with verl {VERL_VERSION} (it starts Ray)." if plan.needs \
+        else f"Run the command with verl {VERL_VERSION} (it starts Ray)."
+    return TrainerConfig(
+        verdict="written" if path else "ready", trainer="verl", trainer_version=VERL_VERSION, summary=summary,
+        next_step=NextStep(command=command, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        warnings=plan.warnings, path=path, text=text, config=document, method=plan.label, model=model,
+        honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=command, notes=plan.notes,
+        overrides=overrides_list,
+    )
+
+
+def _prompts_per_step(batch: int, group: int, total_gpus: int) -> int:
+    if batch % group:
+        low = batch // group * group
+        raise ValueError(f"batch ({batch}) must be a multiple of the group size ({group}): verl samples "
+                         f"data.train_batch_size prompts x rollout.n. Fix: batch={low or group} or batch={low + group}.")
+    if batch % total_gpus:
+        raise ValueError(f"batch ({batch} rollouts) must be divisible by the {total_gpus} GPUs (gpus x nodes): verl "
+                         "splits a step's rollouts evenly. Fix: a batch that is a multiple of both the group size and "
+                         f"{total_gpus}, e.g. batch={_lcm(group, total_gpus) * max(1, batch // _lcm(group, total_gpus))}.")
+    return batch // group
+
+
+def _lcm(a: int, b: int) -> int:
+    import math
+
+    return a * b // math.gcd(a, b)
+
+
+def _files(name: str, value: Any) -> str | list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return check_text(name, value, "a parquet file path, e.g. ~/data/train.parquet")
+    if isinstance(value, (list, tuple)) and value:
+        return [check_text(name, v, "a parquet file path") for v in value]
+    raise ValueError(f"{name} must be a parquet path or a list of them; got {value!r}")
+
+
+def _reward_function(value: Any) -> str | None:
+    text = check_text("reward_function", value, "path/to/reward.py:function_name", required=False)
+    if text is not None and not re.fullmatch(r".+\.py:[A-Za-z_][A-Za-z0-9_]*", text):
+        raise ValueError(f"reward_function must be 'path/to/file.py:function_name' (verl imports the file); got {text!r}")
+    return text
+
+
+def _hydra_value(value: Any) -> str:
+    """A Hydra override value: a plain name as is, any other string double-quoted (so 'null', '2.0' or
+    '0.5_5.0' stay strings), lists in brackets."""
+    if isinstance(value, str):
+        if _PLAIN.fullmatch(value) and value.lower() not in ("null", "true", "false", "inf", "nan"):
+            return value
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_hydra_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_hydra_value(v)}" for k, v in value.items()) + "}"
+    return yaml_scalar(value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "config"
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)

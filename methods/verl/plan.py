@@ -1,0 +1,213 @@
+"""What each method becomes in verl 0.9.1's ``main_ppo``: the Hydra keys, which knobs verl honors (and where),
+which it cannot (and why), and the methods it cannot run (refused with the reason and what to do instead).
+
+Facts read from the verl 0.9.1 wheel: ``trainer/config/*.yaml``, ``trainer/ppo/core_algos.py`` (advantage
+estimators, policy losses, ``agg_loss``), ``trainer/ppo/rollout_corr_helper.py`` (rollout correction) and
+``workers/config/distillation.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.config_result import Plan, check_teacher_tokenizer
+
+VERL_VERSION = "0.9.1"
+
+ACTOR = "actor_rollout_ref.actor"
+ROLLOUT = "actor_rollout_ref.rollout"
+CORRECTION = "algorithm.rollout_correction"
+DISTILL = "distillation"
+TEACHER = "distillation.teacher_models.teacher_model"
+
+# agg_loss "token-mean": the masked token sum over the global token count, the project's GRPO normalization.
+LOSS_AGG_MODE = "token-mean"
+
+# ``trainer.v1.trainer_mode``: "colocate_async" overlaps rollout and training on the same GPUs and drops rollouts
+# older than trainer.v1.sampler.max_off_policy_threshold model versions ("drop" strategy).
+ASYNC_MODE = "colocate_async"
+
+_REFUSED = {
+    "flash_reinforce": "FlashReinforce (a batch-mean baseline and a sequence trust gate on the Bernoulli KL)",
+    "sao": "SAO (a skip-observation LA-GAE critic and a strict ratio band)",
+    "bpco": "BPCO (a bounded critic and a sign-dependent DPPO clip; its release is a verl fork, QPHutu/golden_critic)",
+    "rae": "rae (a per-agent EMA baseline)",
+    "max_rl": "max_rl ((R - mean)/mean per group)",
+}
+
+
+def refuse(name: str) -> None:
+    v = VERL_VERSION
+    if name in _REFUSED:
+        raise ValueError(
+            f"verl {v}'s main_ppo has no advantage estimator or policy loss for {_REFUSED[name]}; writing the nearest "
+            f"one (grpo, reinforce_plus_plus_baseline, gae) under its name would train a different method. Fix: register "
+            f"{name}'s rule as a verl advantage estimator (@register_adv_est) or policy loss in your fork, using "
+            f"methods.make_method({name!r}).update(batch) as the reference, or ask for method='grpo' (a different method)."
+        )
+    if name == "opsd":
+        raise ValueError(
+            f"verl {v} has no self-distillation: its distillation block scores with a separate teacher model. Fix: "
+            "use OPSD.update in your own loop, or prime_rl_config(method='opsd')."
+        )
+    if name in ("sft", "dpo"):
+        raise ValueError(
+            f"verl {v}'s main_ppo runs RL only: {name} is " + (
+                "a separate entry point (verl.trainer.sft_trainer)" if name == "sft" else "not in verl") +
+            f". Fix: trl_config(method={name!r}) writes TRL's {name} config."
+        )
+    if name == "groupwise_grading":
+        raise ValueError(
+            "verl scores each response on its own (a reward function per sample); GroupwiseGrading reshapes rewards "
+            "inside each group. Fix: trl_config(method='groupwise_grading') (TRL's reward functions see whole "
+            "groups), or a custom verl reward manager that calls GroupwiseGrading.shape per group."
+        )
+    if name == "reinforce_ada":
+        raise ValueError(
+            f"verl {v}'s main_ppo draws a fixed rollout.n per prompt; ReinforceAda samples until a group splits. "
+            "Fix: method='grpo' with a larger group (knobs={'group_size': 16}), or the authors' verl code "
+            "(RLHFlow/Reinforce-Ada)."
+        )
+    raise ValueError(f"verl_config writes grpo, async grpo and opd; {name!r} is not one.")
+
+
+def _grouped(plan: Plan, group_size: int) -> None:
+    if group_size < 2:
+        raise ValueError(
+            "grpo with one rollout per prompt trains nothing in the project's terms (a group of one carries no "
+            "advantage; verl would even feed the raw score as the advantage). Fix: group_size >= "
+            f"{D.GROUPED_MIN_USEFUL_GROUP}, or a single-rollout method's update rule in your own loop."
+        )
+    if group_size < D.GROUPED_MIN_USEFUL_GROUP:
+        plan.warnings.append(
+            f"group_size {group_size}: with so few rollouts per prompt most groups are unanimous and carry no "
+            f"advantage; {D.GROUPED_MIN_USEFUL_GROUP} or more is the usual floor."
+        )
+
+
+def _grpo(obj: Any, plan: Plan) -> None:
+    _grouped(plan, obj.group_size)
+    plan.keys.update({
+        "algorithm.adv_estimator": "grpo",
+        "algorithm.norm_adv_by_std_in_grpo": obj.normalize_std,
+        "algorithm.use_kl_in_reward": False,
+        f"{ACTOR}.use_kl_loss": False,
+        f"{ACTOR}.entropy_coeff": 0,
+        f"{ACTOR}.loss_agg_mode": LOSS_AGG_MODE,
+        f"{ACTOR}.policy_loss.loss_mode": "vanilla",
+        f"{ROLLOUT}.n": obj.group_size,
+        f"{ROLLOUT}.temperature": D.RL_TEMPERATURE,
+        "data.max_response_length": D.RL_MAX_TOKENS,
+    })
+    plan.honored.update(group_size=f"{ROLLOUT}.n", normalize_std="algorithm.norm_adv_by_std_in_grpo")
+    plan.notes.append(
+        "loss_agg_mode token-mean divides the masked token sum by the global token count: the project's GRPO "
+        "normalization. With ppo_mini_batch_size = train_batch_size and ppo_epochs 1 there is one update per batch, "
+        "so the PPO ratio is 1 and the clip never acts: a plain policy gradient. No KL (use_kl_loss, use_kl_in_reward "
+        "false), as in the project's GRPO; with normalize_std verl divides by the unbiased std plus 1e-6, the project's eps."
+    )
+
+
+def _async(obj: Any, plan: Plan) -> None:
+    inner = obj.inner
+    if inner.name != "grpo":
+        if inner.name == "opd":
+            raise ValueError(
+                f"verl_config writes async grpo only; OPD in verl samples on-policy from the student. Fix: "
+                "method='opd' without Async, or prime_rl_config for async OPD."
+            )
+        refuse(inner.name)
+    if obj.correction == "ipo":
+        raise ValueError(
+            f"verl {VERL_VERSION} has no ipo correction (a mask on |pi_train - pi_sampler| <= ipo_threshold, a "
+            "probability difference); its rollout correction acts on the ratio pi_train/pi_sampler. Fix: "
+            f"correction='tis' (rollout_is 'token', threshold {D.ASYNC_TIS_CAP:g}: verl's own default) or "
+            f"correction='icepop' (threshold '{D.ASYNC_ICEPOP_RATIO[0]:g}_{D.ASYNC_ICEPOP_RATIO[1]:g}'), or prime_rl_config, "
+            "which has ipo."
+        )
+    _grpo(inner, plan)
+    plan.prefixed("method.")
+    plan.keys[f"{CORRECTION}.rollout_is"] = "token"
+    plan.honored["correction"] = f"{CORRECTION}.rollout_is, {CORRECTION}.rollout_is_threshold"
+    if obj.correction == "tis":
+        plan.keys[f"{CORRECTION}.rollout_is_threshold"] = obj.cap
+        plan.honored["cap"] = f"{CORRECTION}.rollout_is_threshold"
+        plan.ignored["ratio"] = "used only by an icepop correction; tis reads cap."
+    else:
+        low, high = obj.ratio
+        plan.keys[f"{CORRECTION}.rollout_is_threshold"] = f"{low:g}_{high:g}"  # verl's "lower_upper" IcePop spec
+        plan.honored["ratio"] = f"{CORRECTION}.rollout_is_threshold"
+        plan.ignored["cap"] = "used only by a tis correction; icepop reads ratio."
+    plan.ignored["ipo_threshold"] = "used only by an ipo correction, which verl does not have."
+    plan.keys.update({"trainer.v1.trainer_mode": ASYNC_MODE,
+                      "trainer.v1.sampler.max_off_policy_threshold": obj.off_policy_steps,
+                      "trainer.v1.sampler.max_off_policy_strategy": "drop"})
+    plan.honored["off_policy_steps"] = "trainer.v1.sampler.max_off_policy_threshold"
+    if obj.off_policy_steps < 1:
+        plan.warnings.append("off_policy_steps=0 in an async trainer drops every rollout that spans a weight update; "
+                             "1 is the tightest bound that keeps rollout and training overlapped.")
+
+
+def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpus: int) -> None:
+    check_teacher_tokenizer(tokenizers_match, obj.teacher, model, plan)
+    if obj.divergence == "jsd":
+        raise ValueError(
+            f"verl {VERL_VERSION}'s distillation losses are reverse-KL estimators (k1, k3, ...) on the sampled token and "
+            "forward_kl_topk; it has no JSD. Fix: divergence='reverse_kl' or 'forward_kl', or trl_config(method='opd') "
+            "(TRL's DistillationTrainer has the JSD)."
+        )
+    reverse = obj.divergence == "reverse_kl"
+    plan.keys.update({
+        f"{DISTILL}.enabled": True,
+        f"{TEACHER}.model_path": obj.teacher,
+        f"{DISTILL}.distillation_loss.loss_mode": "k1" if reverse else "forward_kl_topk",
+        f"{DISTILL}.distillation_loss.use_policy_gradient": reverse,
+        f"{DISTILL}.distillation_loss.use_task_rewards": False,
+        f"{DISTILL}.nnodes": 1,
+        f"{DISTILL}.n_gpus_per_node": teacher_gpus,
+        "algorithm.adv_estimator": "grpo",
+        f"{ACTOR}.use_kl_loss": False,
+        f"{ACTOR}.loss_agg_mode": LOSS_AGG_MODE,
+        f"{ROLLOUT}.n": obj.samples,
+        f"{ROLLOUT}.temperature": obj.temperature,
+        "data.max_response_length": obj.max_tokens,
+    })
+    plan.honored.update(teacher=f"{TEACHER}.model_path", divergence=f"{DISTILL}.distillation_loss.loss_mode",
+                        samples=f"{ROLLOUT}.n", temperature=f"{ROLLOUT}.temperature",
+                        max_tokens="data.max_response_length", learning_rate=f"{ACTOR}.optim.lr")
+    if reverse:
+        plan.ignored["top_k"] = (
+            "verl's reverse KL is the sampled-token estimator k1 used as a policy-gradient advantage (as prime-rl's opd), "
+            f"not a sum over the teacher's top-{obj.top_k}; only forward_kl_topk reads a top-k."
+        )
+    else:
+        plan.keys[f"{DISTILL}.distillation_loss.topk"] = obj.top_k
+        plan.honored["top_k"] = f"{DISTILL}.distillation_loss.topk"
+    if obj.base_url is not None:
+        plan.ignored["base_url"] = (
+            f"verl starts the teacher itself on its own resource pool ({DISTILL}.nnodes x n_gpus_per_node = "
+            f"{teacher_gpus} GPU(s)); a served teacher is not used."
+        )
+    plan.notes.append(f"The teacher runs on {teacher_gpus} GPU(s) beside the training GPUs (verl's tensor parallel 2 per "
+                      "teacher replica by default); use_task_rewards false trains on the teacher signal alone.")
+
+
+def method_plan(obj: Any, *, model: str, tokenizers_match: Any, teacher_gpus: int, lora: bool) -> tuple[Plan, float]:
+    """(the plan, the learning rate)."""
+    if isinstance(obj, tuple):  # ("sft" | "dpo", knobs): trainer-level methods, not RL
+        refuse(obj[0])
+    name = obj.name
+    plan = Plan(label=f"async {obj.inner.name}" if name == "async" else name)
+    rl_lr = D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL
+    if name == "grpo":
+        _grpo(obj, plan)
+        return plan, rl_lr
+    if name == "async":
+        _async(obj, plan)
+        return plan, rl_lr
+    if name == "opd":
+        _opd(obj, plan, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus)
+        return plan, obj.resolved_learning_rate(lora=lora)
+    refuse(name)
+    raise AssertionError("unreachable")  # pragma: no cover
