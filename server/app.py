@@ -18,9 +18,10 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from pick_a_method import routing
+from pick_a_method.methods.config_result import TrainerConfig
 from pick_a_method.methods.preview import UpdatePreview
 from pick_a_method.methods.prime_rl import PrimeRLConfig
 from pick_a_method.routing import defaults as D
@@ -58,6 +59,21 @@ FieldsArg = Annotated[dict[str, str] | None, Field(
                 "truncated, model, arm, tokens, e.g. {\"reward\": \"correct\", \"model\": \"sampling.model\"}.")]
 TrainerArg = Annotated[str, Field(description="Trainer whose config tool next_step names: prime-rl, trl or verl.")]
 Effect = Annotated[float, Field(gt=0, lt=1, description="The gain to prove, e.g. 0.05 (five points).")]
+
+
+class Setting(BaseModel):
+    """One knob or config key and its value (a typed pair, so strict tool schemas can carry it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    key: str = Field(description="A method knob (group_size, teacher, correction, ...) or a dotted config key.")
+    value: str | float | int | bool | list[float] | None = Field(description="Its value; null deletes a config key.")
+
+
+SettingsArg = Annotated[list[Setting] | None, Field(description="A list of {key, value} pairs.")]
+
+
+def _settings(pairs: list[Setting] | None) -> dict[str, Any] | None:
+    return None if pairs is None else {p.key: p.value for p in pairs}
 
 
 def _version() -> str:
@@ -257,6 +273,65 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
                          slurm=slurm, max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
                          eval_taskset=eval_taskset, eval_split=eval_split, scheduler=scheduler,
                          warmup_steps=warmup_steps)
+
+    @mcp.tool(title="Write the TRL config", annotations=WRITES_FILE)
+    async def trl_config(
+            method: Annotated[str, Field(description="grpo, async (around grpo; correction icepop or tis), groupwise_grading, opd, sft or dpo.")],
+            model: Annotated[str, Field(description="The model to train, e.g. Qwen/Qwen3-8B.")],
+            knobs: Annotated[list[Setting] | None, Field(description="The method's knobs as {key, value} pairs, e.g. group_size, teacher, correction.")] = None,
+            dataset: Annotated[str | None, Field(description="The dataset (dataset_name); omit for a placeholder listed in needs.")] = None,
+            reward_funcs: Annotated[list[str] | None, Field(description="grpo: TRL reward names or dotted import paths.")] = None,
+            out: Annotated[str | None, Field(description="Write the .yaml here; omit to only return it.")] = None,
+            overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
+            gpus: Annotated[int, Field(ge=1, description="GPUs per node.")] = 1,
+            nodes: Annotated[int, Field(ge=1, description="Machines.")] = 1,
+            steps: Annotated[int, Field(ge=1, description="max_steps.")] = 100,
+            batch: Annotated[int, Field(ge=1, description="Completions (grpo) or examples per optimizer step.")] = 64,
+            lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
+            vllm: Annotated[bool, Field(description="Generate with vLLM colocated on the training GPUs.")] = True,
+            overrides: Annotated[list[Setting] | None, Field(description="TRL keys to set last, as {key, value} pairs.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer to compare.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
+    ) -> TrainerConfig:
+        """Write the YAML that `trl <grpo|dpo|sft|distillation> --config FILE` reads (TRL 1.16), with what TRL honors
+        and ignores, what to fill in, and the launch command. Methods TRL cannot run are refused with what to do."""
+        from pick_a_method.methods.trl import trl_config as write
+
+        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        return await run(write, method, model=model, knobs=_settings(knobs), dataset=dataset, reward_funcs=reward_funcs,
+                         out=out, overwrite=overwrite, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
+                         vllm=vllm, overrides=_settings(overrides), allowed_roots=list(options.write_roots),
+                         tokenizers_match=check)
+
+    @mcp.tool(title="Write the verl config", annotations=WRITES_FILE)
+    async def verl_config(
+            method: Annotated[str, Field(description="grpo, async (around grpo; correction tis or icepop) or opd.")],
+            model: Annotated[str, Field(description="The model to train (actor_rollout_ref.model.path).")],
+            knobs: Annotated[list[Setting] | None, Field(description="The method's knobs as {key, value} pairs.")] = None,
+            train_files: Annotated[list[str] | None, Field(description="verl RL parquet files for training.")] = None,
+            val_files: Annotated[list[str] | None, Field(description="Held-out parquet files.")] = None,
+            reward_function: Annotated[str | None, Field(description="path/to/reward.py:function (default: verl's scorer for each row's data_source).")] = None,
+            out: Annotated[str | None, Field(description="Write the Hydra .yaml here; omit to get the overrides only.")] = None,
+            overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
+            gpus: Annotated[int, Field(ge=1, description="GPUs per node (trainer.n_gpus_per_node).")] = 8,
+            nodes: Annotated[int, Field(ge=1, description="Ray nodes (trainer.nnodes).")] = 1,
+            teacher_gpus: Annotated[int, Field(ge=1, description="opd: GPUs for the teacher pool.")] = 2,
+            steps: Annotated[int, Field(ge=1, description="trainer.total_training_steps.")] = 100,
+            batch: Annotated[int, Field(ge=1, description="Rollouts per step (prompts x group size).")] = 64,
+            lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
+            overrides: Annotated[list[Setting] | None, Field(description="Dotted verl keys to set last, as {key, value} pairs.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer to compare.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
+    ) -> TrainerConfig:
+        """The Hydra overrides (and the same as a YAML file) for verl's `python -m verl.trainer.main_ppo` (verl 0.9.1),
+        with what verl honors and ignores, what to fill in and the launch command."""
+        from pick_a_method.methods.verl import verl_config as write
+
+        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        return await run(write, method, model=model, knobs=_settings(knobs), train_files=train_files,
+                         val_files=val_files, reward_function=reward_function, out=out, overwrite=overwrite, gpus=gpus,
+                         nodes=nodes, teacher_gpus=teacher_gpus, steps=steps, batch=batch, lora=lora,
+                         overrides=_settings(overrides), allowed_roots=list(options.write_roots), tokenizers_match=check)
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(

@@ -110,6 +110,30 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a dotted prime-rl key (JSON value), e.g. trainer.optim.weight_decay=0.0")
     c.add_argument("--json", action="store_true")
+    for name, what in (("trl-config", "write the TRL YAML for a method (trl <command> --config FILE)"),
+                       ("verl-config", "write the verl Hydra config for a method (python -m verl.trainer.main_ppo)")):
+        w = sub.add_parser(name, help=what)
+        w.add_argument("method")
+        w.add_argument("--model", required=True)
+        w.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
+        w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key to set last (JSON value)")
+        w.add_argument("--out")
+        w.add_argument("--overwrite", action="store_true")
+        w.add_argument("--gpus", type=int, default=1 if name == "trl-config" else 8, help="GPUs per node")
+        w.add_argument("--nodes", type=int, default=1)
+        w.add_argument("--steps", type=int, default=100)
+        w.add_argument("--batch", type=int, default=64)
+        w.add_argument("--no-lora", action="store_true")
+        w.add_argument("--json", action="store_true")
+        if name == "trl-config":
+            w.add_argument("--dataset")
+            w.add_argument("--reward-func", action="append", dest="reward_funcs", help="repeatable")
+            w.add_argument("--no-vllm", action="store_true")
+        else:
+            w.add_argument("--train-files", action="append")
+            w.add_argument("--val-files", action="append")
+            w.add_argument("--reward-function", help="path/to/reward.py:function")
+            w.add_argument("--teacher-gpus", type=int, default=2)
     return p
 
 
@@ -195,6 +219,19 @@ def _run_command(args: argparse.Namespace) -> Any:
         return prime_rl_config(args.taskset, args.method, model=args.model, knobs=dict(map(_knob, args.knob)),
                                out=args.out, overwrite=args.overwrite, gpus=args.gpus, steps=args.steps,
                                batch=args.batch, lora=not args.no_lora, **_prime_rl_run_knobs(args))
+    if args.command in ("trl-config", "verl-config"):
+        common = dict(model=args.model, knobs=dict(map(_knob, args.knob)), overrides=dict(map(_knob, args.set)),
+                      out=args.out, overwrite=args.overwrite, gpus=args.gpus, nodes=args.nodes, steps=args.steps,
+                      batch=args.batch, lora=not args.no_lora)
+        if args.command == "trl-config":
+            from pick_a_method.methods.trl import trl_config
+
+            return trl_config(args.method, dataset=args.dataset, reward_funcs=args.reward_funcs, vllm=not args.no_vllm,
+                              **common)
+        from pick_a_method.methods.verl import verl_config
+
+        return verl_config(args.method, train_files=args.train_files, val_files=args.val_files,
+                           reward_function=args.reward_function, teacher_gpus=args.teacher_gpus, **common)
     raise AssertionError(args.command)
 
 

@@ -13,7 +13,7 @@ from pick_a_method.server.app import create_server
 from pick_a_method.server.options import ServerOptions
 
 TOOLS = {"truncated_passes", "band", "teacher_clears", "route", "prime_rl_config", "pass_at", "holdout_size",
-         "preview_update"}
+         "preview_update", "trl_config", "verl_config"}
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 8)
 
 
@@ -44,7 +44,7 @@ async def test_every_tool_is_listed_with_schemas_and_annotations():
         assert t.output_schema and t.output_schema["type"] == "object", name
         assert t.description and t.title, name
         assert t.annotations.open_world_hint is False, name
-        assert t.annotations.read_only_hint is (name != "prime_rl_config"), name
+        assert t.annotations.read_only_hint is (name not in ("prime_rl_config", "trl_config", "verl_config")), name
         for arg, spec in t.input_schema["properties"].items():
             assert "description" in spec, (name, arg)
 
