@@ -318,8 +318,14 @@ TOOL_FIELDS = {
     "prime_rl_config": ["taskset", "method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora",
                         "overrides", "teacher_tokenizer", "student_tokenizer"],
     "preview_update": ["method", "knobs", "trajectories", "path"],
+    # the trainer writers: fuzzed over the arguments they share with prime_rl_config
+    "trl_config": ["method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora", "overrides",
+                   "teacher_tokenizer", "student_tokenizer"],
+    "verl_config": ["method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora", "overrides",
+                    "teacher_tokenizer", "student_tokenizer"],
 }
-REQUIRED = {"prime_rl_config": ["taskset", "method", "model"], "preview_update": ["method"]}
+REQUIRED = {"prime_rl_config": ["taskset", "method", "model"], "preview_update": ["method"],
+            "trl_config": ["method", "model"], "verl_config": ["method", "model"]}
 
 
 @st.composite
