@@ -444,6 +444,8 @@ BASELINE = {
     "route": {"rows": MIXED, "model": MODEL},
     "prime_rl_config": {"taskset": "refunds-v1", "method": "grpo", "model": MODEL},
     "preview_update": {"method": "FlashReinforce", "trajectories": _trajectories()},
+    "trl_config": {"method": "grpo", "model": MODEL},
+    "verl_config": {"method": "grpo", "model": MODEL},
 }
 
 
