@@ -270,7 +270,7 @@ def render(verdict: Any) -> str:
     for key, value in data.items():
         if key not in skip and value not in (None, [], {}):
             shown = value if isinstance(value, str) else json.dumps(_rounded(value))
-            lines.append(f"  {key}: {str(shown)[:400]}")
+            lines.append(f"  {key}: {shown if key == 'command' else str(shown)[:400]}")  # a command is run whole
     if data.get("text"):
         lines.append(data["text"])
     return "\n".join(lines)
