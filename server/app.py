@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import importlib.resources
 import logging
 from typing import Annotated, Any, Callable, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +25,11 @@ from pick_a_method.methods.preview import UpdatePreview
 from pick_a_method.methods.prime_rl import PrimeRLConfig
 from pick_a_method.routing import defaults as D
 
+from . import extras
 from .options import ServerOptions
+from .schemas import Pairs, PathArg, Row, RowsArg, RowsText, TrajectoriesArg, pairs_dict, row_dicts, trajectory_dicts
+from .skill import skill_description, skill_text
+from .wire import PickServer
 
 log = logging.getLogger("pick_a_method.server")
 T = TypeVar("T")
@@ -44,21 +47,17 @@ the skill's six questions in order and returns the route, the evidence for each 
 `next_step`, a ready tool call. Use `truncated_passes`, `band`, `pass_at` and `teacher_clears` to look at one
 question; `holdout_size` to size the held-out set; `prime_rl_config` to write the prime-rl TOML for grpo, max_rl,
 rae, opd, opsd or async; `preview_update` to see what a single-rollout method would keep from logged rollouts.
+Inline rows are row objects or JSONL text (which keeps any field); knobs and overrides are [{key, value}] pairs.
 Read every verdict's `warnings`. The full guide is the resource skill://pick-a-method/SKILL.md.
 """
 
-RowsArg = Annotated[list[dict[str, Any]] | None, Field(
-    description="Graded rows inline, one object per rollout: task_id (or scenario_id / prompt), reward (number; "
-                "null = ungraded), truncated (bool) or finish_reason, model. Use rows_path for large sets.")]
-PathArg = Annotated[str | None, Field(
-    description="Path to a file of graded rows: .jsonl (or .jsonl.gz), a .json array, .csv, or .parquet. "
-                "Relative paths are read from the server's working folder.")]
 Threshold = Annotated[float, Field(description="A row passes when reward >= this.")]
 FieldsArg = Annotated[dict[str, str] | None, Field(
     description="Your field names, canonical -> yours (a dotted path reaches into objects): task_id, reward, "
                 "truncated, model, arm, tokens, e.g. {\"reward\": \"correct\", \"model\": \"sampling.model\"}.")]
 TrainerArg = Annotated[str, Field(description="Trainer whose config tool next_step names: prime-rl, trl or verl.")]
 Effect = Annotated[float, Field(gt=0, lt=1, description="The gain to prove, e.g. 0.05 (five points).")]
+Knobs = Annotated[Pairs, Field(description="Knobs as {key, value} pairs; a dotted key nests (method.name).")]
 
 
 class Setting(BaseModel):
@@ -83,20 +82,9 @@ def _version() -> str:
         return "0.0.0+local"
 
 
-def skill_text() -> str:
-    return importlib.resources.files("pick_a_method.skill").joinpath("SKILL.md").read_text(encoding="utf-8")
-
-
-def _skill_description() -> str:
-    for line in skill_text().splitlines()[1:]:
-        if line.startswith("description:"):
-            return line.split(":", 1)[1].strip()
-    return "How to pick a post-training method from graded rows."
-
-
-def create_server(options: ServerOptions | None = None) -> MCPServer:
+def create_server(options: ServerOptions | None = None) -> PickServer:
     options = options or ServerOptions()
-    mcp = MCPServer(NAME, title="pick-a-method", version=_version(), instructions=INSTRUCTIONS)
+    mcp = PickServer(NAME, title="pick-a-method", version=_version(), instructions=INSTRUCTIONS)
 
     async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run core work on a worker thread under the call's time budget; bad input becomes a tool error."""
@@ -111,8 +99,8 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         except (FileNotFoundError, IsADirectoryError, PermissionError, OSError) as e:
             raise ToolError(f"{e.__class__.__name__}: {e}") from None
 
-    async def load(ctx: Context, rows: list[dict[str, Any]] | None, path: str | None, what: str,
-                   required: bool = True, fields: dict[str, str] | None = None) -> routing.GradedRows | None:
+    async def load(ctx: Context, rows: list[Row] | list[dict[str, Any]] | str | None, path: str | None, what: str,
+                   required: bool = True) -> routing.GradedRows | None:
         if rows is not None and path is not None:
             raise ToolError(f"give {what} inline or {what}_path, not both")
         if path is not None:
@@ -122,25 +110,24 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             return await run(routing.read_rows, path, fields=fields, max_rows=options.max_rows,
                              max_bytes=options.max_bytes, progress=report)
         if rows is not None:
-            if len(rows) > options.max_rows:
-                raise ToolError(f"{len(rows):,} rows is over the cap of {options.max_rows:,}; raise it with "
+            dicts = await run(row_dicts, rows, what)
+            if len(dicts) > options.max_rows:
+                raise ToolError(f"{len(dicts):,} rows is over the cap of {options.max_rows:,}; raise it with "
                                 f"--max-rows (or PICK_A_METHOD_MAX_ROWS), or pass a sample")
-            return await run(routing.as_rows, rows, what=what, fields=fields)
+            return await run(routing.as_rows, dicts, what=what)
         if required:
-            raise ToolError(f"no {what}: pass {what} (a list of row objects) or {what}_path (a file)")
+            raise ToolError(f"no {what}: pass {what} (row objects or JSONL text) or {what}_path (a file)")
         return None
 
     @mcp.tool(title="Can a cut-off reply pass? (question 1)", annotations=READ_ONLY)
-    async def truncated_passes(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
-                               pass_threshold: Threshold = D.PASS_THRESHOLD,
-                               fields: FieldsArg = None) -> routing.TruncatedPasses:
-        """Count rows cut off at the token cap (truncated, or finish_reason "length") that still passed. Any count
-        above zero: fix the reward (a truncated reply must fail) before reading any other number."""
-        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
+    async def truncated_passes(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
+                               pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.TruncatedPasses:
+        """Count rows cut off at the token cap that still passed. Above zero: fix the reward first."""
+        graded = await load(ctx, rows, rows_path, "rows")
         return await run(routing.truncated_passes, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="pass@1 with an interval, pass@k, pass^k", annotations=READ_ONLY)
-    async def pass_at(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
+    async def pass_at(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
                       k: Annotated[int | None, Field(ge=1, description="k for pass@k and pass^k; default: the smallest group.")] = None,
                       pass_threshold: Threshold = D.PASS_THRESHOLD,
                       per_task_offset: Annotated[int, Field(ge=0, description="Page through per_task from here.")] = 0,
@@ -152,27 +139,26 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
                          per_task_offset=per_task_offset, per_task_limit=per_task_limit)
 
     @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
-    async def band(ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
-                   pass_threshold: Threshold = D.PASS_THRESHOLD, fields: FieldsArg = None) -> routing.Band:
-        """The per-task band: floor (every task fails), saturated (every task passes) or mixed, the share of tasks
-        that split (the only ones a grouped method learns from) and the split share predicted at larger k."""
-        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
+    async def band(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
+                   pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.Band:
+        """The per-task band (floor, saturated or mixed), the share of tasks that split, and that share at
+        larger k."""
+        graded = await load(ctx, rows, rows_path, "rows")
         return await run(routing.band, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Does the teacher clear the student? (question 5)", annotations=READ_ONLY)
     async def teacher_clears(
-            ctx: Context, teacher_rows: RowsArg = None, teacher_rows_path: PathArg = None,
-            student_rows: RowsArg = None, student_rows_path: PathArg = None, effect: Effect = D.PROVE_EFFECT,
+            ctx: Context, teacher_rows: RowsText = None, teacher_rows_path: PathArg = None,
+            student_rows: RowsText = None, student_rows_path: PathArg = None, effect: Effect = D.PROVE_EFFECT,
             pass_threshold: Threshold = D.PASS_THRESHOLD,
-            tokenizers_match: Annotated[bool | None, Field(description="Whether teacher and student share a tokenizer, if you know.")] = None,
-            teacher_tokenizer: Annotated[str | None, Field(description="Teacher tokenizer: a local folder or a cached hub id; compared with student_tokenizer.")] = None,
-            student_tokenizer: Annotated[str | None, Field(description="Student tokenizer: a local folder or a cached hub id.")] = None,
-            fields: FieldsArg = None,
+            tokenizers_match: Annotated[bool | None, Field(description="Teacher and student share a tokenizer.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="Teacher tokenizer (local folder or cached hub id), checked against student_tokenizer.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="Student tokenizer.")] = None,
     ) -> routing.TeacherClears:
-        """Does the teacher beat the student by `effect` with 95% intervals that do not overlap (plus a paired
-        bootstrap on shared tasks)? Score both on the same held-out tasks at the student's max_tokens."""
-        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
-        s = await load(ctx, student_rows, student_rows_path, "student_rows", fields=fields)
+        """Does the teacher beat the student by `effect` (95% intervals; paired bootstrap on shared tasks)? Score
+        both on the same tasks at the student's max_tokens."""
+        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows")
+        s = await load(ctx, student_rows, student_rows_path, "student_rows")
         match, notes = await _tokenizers(tokenizers_match, teacher_tokenizer, student_tokenizer)
         verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
                             tokenizers_match=match)
@@ -187,13 +173,12 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             power: Annotated[float, Field(gt=0, lt=1, description="Chance to detect the effect when it is real.")] = D.HOLDOUT_POWER,
             alpha: Annotated[float, Field(gt=0, lt=1, description="Two-sided false-positive rate.")] = D.HOLDOUT_ALPHA,
             task_std: Annotated[float | None, Field(gt=0, description="One task's paired-difference sd, if known.")] = None,
-            before_rows: RowsArg = None, before_rows_path: PathArg = None,
-            after_rows: RowsArg = None, after_rows_path: PathArg = None, fields: FieldsArg = None,
+            before_rows: RowsText = None, before_rows_path: PathArg = None,
+            after_rows: RowsText = None, after_rows_path: PathArg = None,
     ) -> routing.HoldoutSize:
-        """How many held-out tasks detect `effect` at the given power: from the binomial model, a known task sd,
-        or before/after rows on the same tasks."""
-        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False, fields=fields)
-        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False, fields=fields)
+        """Held-out tasks that detect `effect` at `power`: binomial model, a known task sd, or before/after rows."""
+        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False)
+        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False)
         return await run(routing.holdout_size, effect, base=base, k=k, power=power, alpha=alpha, before=before,
                          after=after, task_std=task_std)
 
@@ -210,11 +195,10 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             pass_threshold: Threshold = D.PASS_THRESHOLD, effect: Effect = D.PROVE_EFFECT,
             fields: FieldsArg = None, trainer: TrainerArg = "prime-rl",
     ) -> routing.Route:
-        """Ask the six questions in the skill's order (truncation, rollouts per prompt, band, teacher, on-policy)
-        and stop at the first that decides. Returns the route, its methods, the trace with each question's
-        evidence, the next tool call, and the checks to run before the GPU."""
-        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
-        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False, fields=fields)
+        """Start here. Asks the skill's questions in order, stops at the first that decides; returns the route,
+        methods, each question's evidence (trace), next_step (a ready call) and checks before the GPU."""
+        graded = await load(ctx, rows, rows_path, "rows")
+        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False)
         return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
                          taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
                          tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer)
@@ -222,6 +206,10 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
     async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):
             return None
+        try:
+            extras.require("transformers", "the tokenizer check (teacher_tokenizer/student_tokenizer)")
+        except extras.MissingExtra as e:
+            raise ToolError(str(e)) from None
         from pick_a_method.methods.tokenizer_check import check_tokenizers  # imports transformers on first use
         return await run(check_tokenizers, teacher, student)
 
@@ -236,43 +224,26 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
             taskset: Annotated[str, Field(description="prime-rl taskset id (env.taskset.id).")],
             method: Annotated[str, Field(description="grpo, max_rl, rae, opd, opsd or async.")],
             model: Annotated[str, Field(description="The model to train, e.g. Qwen/Qwen3-8B.")],
-            knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs, e.g. {\"teacher\": ..., \"base_url\": ...} for opd; for async {\"method\": \"grpo\", \"correction\": \"ipo\"}.")] = None,
-            out: Annotated[str | None, Field(description="Write the TOML here (relative to the server's folder); omit to only return it.")] = None,
+            knobs: Annotated[Pairs, Field(description="Knobs as {key, value} pairs, e.g. teacher, base_url (opd); method, correction (async). A dotted key nests.")] = None,
+            out: Annotated[str | None, Field(description="Write the TOML here; omit to only return it.")] = None,
             overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
             gpus: Annotated[int | None, Field(description="GPUs on the node (at least 2: inference and trainer; default 2); with `nodes`, GPUs per node (default 8).")] = None,
             steps: Annotated[int, Field(description="max_steps.")] = 100,
             batch: Annotated[int, Field(description="Prompts x rollouts per step (orchestrator batch_size).")] = 64,
             lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
-            overrides: Annotated[dict[str, Any] | None, Field(description="Dotted prime-rl keys to set, e.g. {\"trainer.optim.lr\": 2e-5}.")] = None,
-            teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer (local folder or cached hub id) to compare.")] = None,
-            student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
-            renderer: Annotated[str | None, Field(description="[orchestrator.renderer] name (e.g. default, qwen3, llama-3); omit to choose from the model.")] = None,
-            wandb: Annotated[dict[str, Any] | None, Field(description="W&B: {\"project\", \"name\", \"entity\", \"offline\"}.")] = None,
-            checkpoint: Annotated[dict[str, Any] | None, Field(description="Checkpoints: {\"interval\", \"keep_last\", \"resume\": true | step | \".../step_N\"}.")] = None,
-            run_name: Annotated[str | None, Field(description="run.name: the run folder output_dir/run_name (needed to resume).")] = None,
-            output_dir: Annotated[str | None, Field(description="output_dir on the GPU machine.")] = None,
-            nodes: Annotated[int | dict[str, int] | None, Field(description="Machines for a multi-node SLURM run: n, or {\"inference\": n, \"trainer\": m}.")] = None,
-            slurm: Annotated[dict[str, Any] | None, Field(description="[slurm] keys for a multi-node run, e.g. {\"partition\": \"gpu\"}.")] = None,
-            max_model_len: Annotated[int | None, Field(description="vLLM max_model_len.")] = None,
-            gpu_memory_utilization: Annotated[float | None, Field(description="vLLM gpu_memory_utilization (0-1].")] = None,
-            eval_taskset: Annotated[str | None, Field(description="Taskset the eval reads (default: the training one).")] = None,
-            eval_split: Annotated[str | dict[str, Any] | None, Field(description="Eval split, e.g. \"test\", or {\"<taskset's split key>\": \"test\"}.")] = None,
-            scheduler: Annotated[str | dict[str, Any] | None, Field(description="LR schedule: constant, linear or cosine (or a table).")] = None,
-            warmup_steps: Annotated[int | None, Field(description="LR warmup steps.")] = None,
+            overrides: Annotated[Pairs, Field(description="prime-rl keys to set: {key: \"trainer.optim.lr\", value: 2e-5} pairs.")] = None,
+            teacher_tokenizer: Annotated[str | None, Field(description="opd: the teacher's tokenizer, checked against student_tokenizer.")] = None,
+            student_tokenizer: Annotated[str | None, Field(description="opd: the student's tokenizer.")] = None,
     ) -> PrimeRLConfig:
-        """Write the TOML that prime-rl's `rl` command accepts (v0.8 schema) for grpo, max_rl, rae, opd, opsd or
-        async around one of them. Returns the text, what prime-rl honors and ignores, warnings and the launch
-        command. Single-rollout methods (FlashReinforce, SAO, BPCO) are refused with what to do instead."""
+        """Write prime-rl's `rl` TOML (v0.8) for grpo, max_rl, rae, opd, opsd or async; returns the text, the knobs
+        honored and ignored, warnings and the launch command. Single-rollout methods are refused with the fix."""
         from pick_a_method.methods.prime_rl import prime_rl_config as write
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
-        return await run(write, taskset, method, model=model, knobs=knobs, out=out, overwrite=overwrite, gpus=gpus,
-                         steps=steps, batch=batch, lora=lora, overrides=overrides,
-                         allowed_roots=list(options.write_roots), tokenizers_match=check, renderer=renderer,
-                         wandb=wandb, checkpoint=checkpoint, run_name=run_name, output_dir=output_dir, nodes=nodes,
-                         slurm=slurm, max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
-                         eval_taskset=eval_taskset, eval_split=eval_split, scheduler=scheduler,
-                         warmup_steps=warmup_steps)
+        return await run(write, taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
+                         overwrite=overwrite, gpus=gpus, steps=steps, batch=batch, lora=lora,
+                         overrides=pairs_dict(overrides, nest=False), allowed_roots=list(options.write_roots),
+                         tokenizers_match=check)
 
     @mcp.tool(title="Write the TRL config", annotations=WRITES_FILE)
     async def trl_config(
@@ -335,18 +306,23 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(
-            method: Annotated[str, Field(description="FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, ... (any method with an update rule).")],
-            knobs: Annotated[dict[str, Any] | None, Field(description="The method's knobs.")] = None,
-            trajectories: Annotated[list[dict[str, Any]] | None, Field(description="Logged rollouts: reward, logprobs, and where the method needs them behavior_logprobs, values, mask.")] = None,
+            method: Annotated[str, Field(description="Any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, ...")],
+            knobs: Knobs = None,
+            trajectories: TrajectoriesArg = None,
             path: Annotated[str | None, Field(description="A JSONL file of such trajectories.")] = None,
     ) -> UpdatePreview:
-        """Run a method's update rule on a logged batch and report what it would admit and why (drift, ratios,
-        notes): whether the traces are too stale to learn from, before a GPU run."""
+        """Run a method's update rule on logged rollouts: what it admits and why (drift, ratios), i.e. whether
+        the traces are too stale to learn from. Needs the [torch] extra."""
+        try:
+            extras.require("torch", "preview_update")
+        except extras.MissingExtra as e:
+            raise ToolError(str(e)) from None
         from pick_a_method.methods.preview import preview_update as preview  # imports torch on first use
 
-        return await run(preview, method, knobs, trajectories=trajectories, path=path, max_bytes=options.max_bytes)
+        return await run(preview, method, pairs_dict(knobs, nest=True), trajectories=trajectory_dicts(trajectories),
+                         path=path, max_bytes=options.max_bytes)
 
-    @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=_skill_description(),
+    @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=skill_description(),
                   mime_type="text/markdown")
     def skill_md() -> str:
         return skill_text()
@@ -357,4 +333,5 @@ def create_server(options: ServerOptions | None = None) -> MCPServer:
         ask = f"\n\nMy graded rows are in {rows_path}. Route them." if rows_path else ""
         return skill_text() + ask
 
+    mcp.seal()  # last: slims every tool's schemas and records its arguments (tools added above this line)
     return mcp

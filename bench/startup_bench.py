@@ -1,0 +1,82 @@
+"""Start-up timings a client feels: spawn -> tools/list over stdio, and `pick-a-method --help`.
+
+    python bench/startup_bench.py              # best and median of 7 runs each
+    python bench/startup_bench.py --repeat 15
+
+Targets (issue 13): spawn -> tools/list <= 0.8 s, `--help` <= 0.3 s. Not asserted in tests: a loaded machine
+would make them flaky. The script also reports the size of the tools/list reply (characters) and whether
+`--help` loaded the MCP SDK, torch or transformers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def command() -> list[str]:
+    exe = shutil.which("pick-a-method", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "pick_a_method.server.cli"]
+
+
+def spawn_to_tools_list() -> tuple[float, int]:
+    """Seconds from spawning the server to its tools/list reply, and the reply's length in characters."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, cwd=REPO)
+    assert proc.stdin and proc.stdout
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+    proc.stdout.readline()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    reply = proc.stdout.readline()
+    elapsed = time.perf_counter() - t0
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return elapsed, len(json.dumps(json.loads(reply)["result"]))
+
+
+def help_seconds() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([*command(), "--help"], check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def heavy_modules_on_help() -> list[str]:
+    code = ("import sys; from pick_a_method.server import cli\n"
+            "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(','.join(m for m in ('mcp', 'torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().splitlines()[-1].split(",") if m]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeat", type=int, default=7, help="runs of each measurement (default 7)")
+    args = p.parse_args()
+    spawn = [spawn_to_tools_list() for _ in range(args.repeat)]
+    helps = [help_seconds() for _ in range(args.repeat)]
+    times = [s for s, _ in spawn]
+    print(f"command: {' '.join(command())}")
+    print(f"spawn -> tools/list: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
+          f"(target 0.8 s); reply {spawn[0][1]:,} characters")
+    print(f"--help: best {min(helps):.3f} s, median {statistics.median(helps):.3f} s (target 0.3 s)")
+    print(f"modules --help loaded: {heavy_modules_on_help() or 'none of mcp, torch, transformers'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""What the light install leaves out: torch and transformers come with the [torch] extra.
+
+The router, the server and the config writers run without them; the update rules (`preview_update`) and the
+tokenizer check need them, and say so with the install line instead of an ImportError.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+INSTALL = "pip install 'pick-a-method[torch]'"
+
+
+class MissingExtra(ValueError):
+    """A feature that needs the [torch] extra was asked for on a light install."""
+
+
+def require(module: str, what: str) -> None:
+    """Raise MissingExtra naming the extra when `module` (torch or transformers) is not installed."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtra(f"{what} needs {module}, which the light install leaves out; install the [torch] "
+                           f"extra: {INSTALL}")

@@ -1,0 +1,257 @@
+"""The tools' argument types, each strict-safe (OpenAI strict mode: every object closed, every field declared).
+
+An open object (``dict[str, Any]``) cannot be converted to a strict schema, so each argument that used to be
+one has a declared shape here: a graded row declares every field the router reads (the rest pass as JSONL
+text), knobs and overrides are lists of ``{key, value}`` pairs, ``fields`` names the six canonical row
+fields. Conversions back to what the core takes (dicts) live beside each type, so the tools stay a few lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from pick_a_method.routing.errors import InputError
+
+CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None)
+
+Scalar = str | int | float | bool | None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Graded rows
+# --------------------------------------------------------------------------------------------------------------
+
+# Nested blocks declare what the router reads; their other keys (temperature, prompt_tokens, ...) are dropped.
+NESTED = ConfigDict(extra="ignore", protected_namespaces=(), title=None)
+
+
+class Sampling(BaseModel):
+    model_config = NESTED
+    model: str | None = None
+    max_tokens: int | None = None
+
+
+class Usage(BaseModel):
+    model_config = NESTED
+    completion_tokens: int | None = None
+
+
+Grade = float | bool | None
+
+
+class Row(BaseModel):
+    """One rollout (reward null = ungraded). For other fields send JSONL text."""
+
+    model_config = CLOSED
+    task_id: str | int | None = None
+    scenario_id: str | int | None = None
+    prompt: str | None = None
+    reward: Grade = None
+    truncated: bool | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    model_version: str | None = None
+    sampling: Sampling | None = None
+    checkpoint: str | None = None
+    arm: str | None = None
+    completion_tokens: int | None = None
+    usage: Usage | None = None
+    num_tokens: int | None = None
+    response_length: int | None = None
+    max_tokens: int | None = None
+    chosen: str | None = None
+    rejected: str | None = None
+    preference_pairs: bool | None = None
+    correct: Grade = None
+    passed: Grade = None
+    is_correct: Grade = None
+    success: Grade = None
+    score: float | None = None
+    accuracy: float | None = None
+
+
+def _one_object_is_one_line(value: Any) -> Any:
+    # The SDK JSON-parses a string argument before validation: one line of JSONL arrives as an object.
+    return orjson.dumps(value).decode() if isinstance(value, Mapping) else value
+
+
+# `route`, the entry point, declares the row object (strict clients can build rows field by field). The other
+# tools advertise JSONL text only, to keep the listing small (a declared row is ~1.3k characters per tool), and
+# still take a list of row objects from a client that sends one.
+RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), Field(
+    description="Rows inline: row objects, or JSONL text (keeps any field).")]
+RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
+                     WithJsonSchema({"type": ["string", "null"]}), Field(
+    description="Rows inline as JSONL text (fields as in route's rows).")]
+PathArg = Annotated[str | None, Field(
+    description="A rows file: .jsonl[.gz], .json, .csv, .parquet.")]
+
+
+def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
+    """JSONL text (or a JSON array) -> row dicts; a bad line is named like a bad row in a file."""
+    if text.lstrip().startswith("["):
+        try:
+            doc = orjson.loads(text)
+        except orjson.JSONDecodeError as e:
+            raise InputError(f"{what}: the text starts like a JSON array but is not valid JSON ({e})",
+                             field=what) from None
+        lines = list(enumerate(doc, start=1))
+    else:
+        lines = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                lines.append((n, orjson.loads(line)))
+            except orjson.JSONDecodeError:
+                raise InputError(f"{what} line {n}: not a JSON object ({line[:80]!r}); give one row object per "
+                                 f"line, or a list of row objects", row=n - 1, field=what) from None
+    bad = next(((n, r) for n, r in lines if not isinstance(r, dict)), None)
+    if bad:
+        raise InputError(f"{what} line {bad[0]}: a row must be a JSON object; got {type(bad[1]).__name__}",
+                         row=bad[0] - 1, field=what)
+    return [r for _, r in lines]
+
+
+def row_dicts(rows: list[Row] | list[dict[str, Any]] | str, what: str) -> list[dict[str, Any]]:
+    """What the router reads: a declared row's unset fields dropped (a null field reads as an absent one)."""
+    if isinstance(rows, str):
+        return parse_jsonl(rows, what)
+    return [r.model_dump(exclude_none=True) if isinstance(r, Row) else r for r in rows]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Preview trajectories
+# --------------------------------------------------------------------------------------------------------------
+
+Floats = list[float] | None
+
+
+class Trajectory(BaseModel):
+    """One logged rollout; per-token lists as long as logprobs. For other fields send JSONL text."""
+
+    model_config = CLOSED
+    reward: float | bool
+    logprobs: list[float]
+    behavior_logprobs: Floats = None
+    values: Floats = None
+    teacher_logprobs: Floats = None
+    action_mask: list[bool | int] | None = None
+    group_id: str | int | None = None
+    task_id: str | int | None = None
+    agent: str | None = None
+    staleness: int | None = None
+
+
+TrajectoriesArg = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line), Field(
+    description="Logged rollouts: trajectory objects, or JSONL text (keeps any field).")]
+
+
+def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[str, Any]] | None:
+    if trajectories is None or not isinstance(trajectories, str):
+        return None if trajectories is None else [t.model_dump(exclude_none=True) for t in trajectories]
+    return parse_jsonl(trajectories, "trajectories")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# fields, trainer
+# --------------------------------------------------------------------------------------------------------------
+
+class Fields(BaseModel):
+    """Your field name for a canonical one, e.g. {"reward": "correct"}; a dotted path reaches into objects."""
+
+    model_config = CLOSED
+    task_id: str | None = None
+    reward: str | None = None
+    truncated: str | None = None
+    model: str | None = None
+    arm: str | None = None
+    tokens: str | None = None
+
+
+FieldsArg = Annotated[Fields | None, Field(description="Map canonical row fields to your names.")]
+
+
+def field_map(fields: Fields | None) -> dict[str, str] | None:
+    """The mapping the core takes (canonical -> the user's name), or None."""
+    return fields.model_dump(exclude_none=True) or None if fields is not None else None
+
+
+Trainer = Literal["prime-rl", "trl", "verl"]
+TrainerArg = Annotated[Trainer, Field(description="Which trainer's config tool next_step names.")]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# knobs and overrides: {key, value} pairs
+# --------------------------------------------------------------------------------------------------------------
+
+class KeyValue(BaseModel):
+    model_config = CLOSED
+    key: str
+    value: Scalar | list[str | int | float | bool]
+
+
+_VALUE = {"type": ["string", "number", "boolean", "null", "array"], "items": {"type": ["string", "number", "boolean"]}}
+PAIRS_SCHEMA = {"type": ["array", "null"], "items": {
+    "type": "object", "properties": {"key": {"type": "string"}, "value": _VALUE},
+    "required": ["key", "value"], "additionalProperties": False}}
+
+
+# The schema shows the pairs; an object {key: value} (the older, non-strict shape) is still taken as it is.
+Pairs = Annotated[list[KeyValue] | dict[str, Any] | None, WithJsonSchema(PAIRS_SCHEMA)]
+
+
+def pairs_dict(pairs: list[KeyValue] | Mapping[str, Any] | None, *, nest: bool) -> dict[str, Any] | None:
+    """Pairs -> the dict the core takes. With `nest`, a dotted key sets a nested table (knobs:
+    method.name=opd -> {"method": {"name": "opd"}}); without, dotted keys stay as they are (prime-rl paths)."""
+    if pairs is None:
+        return None
+    if isinstance(pairs, Mapping):
+        return dict(pairs)
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if pair.key in out:
+            raise InputError(f"key {pair.key!r} is given twice; give each key once", field=pair.key)
+        if not nest or "." not in pair.key:
+            out[pair.key] = pair.value
+            continue
+        node = out
+        *parents, leaf = pair.key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(f"key {pair.key!r}: {part!r} is already set to a value, not a table",
+                                 field=pair.key)
+        node[leaf] = pair.value
+    return out
+
+
+def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[dict[str, Any]]:
+    """A dict -> the pairs a tool takes, a nested table flattened to dotted keys (the inverse of pairs_dict)."""
+    out: list[dict[str, Any]] = []
+    for key, value in mapping.items():
+        if isinstance(value, Mapping) and value:
+            out.extend(as_pairs(value, f"{prefix}{key}."))
+        else:
+            out.append({"key": f"{prefix}{key}", "value": list(value) if isinstance(value, tuple) else value})
+    return out
+
+
+def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A next_step's arguments in the shape the named tool's schema accepts: knobs/overrides as pairs, and a
+    method given as a table ({"name": "async", ...}) split into its name and knobs."""
+    args = dict(arguments)
+    method = args.get("method")
+    if isinstance(method, Mapping) and isinstance(method.get("name"), str):
+        knobs = {k: v for k, v in method.items() if k != "name"}
+        args["method"] = method["name"]
+        if knobs:
+            args["knobs"] = {**knobs, **(args.get("knobs") or {})}
+    for key in ("knobs", "overrides"):
+        if isinstance(args.get(key), Mapping):
+            args[key] = as_pairs(args[key])
+    return args
