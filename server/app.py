@@ -186,7 +186,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
     async def route(
             ctx: Context, rows: RowsArg = None, rows_path: PathArg = None,
             model: Annotated[str | None, Field(description="The model you will train, e.g. Qwen/Qwen3-8B.")] = None,
-            teacher_rows: RowsArg = None, teacher_rows_path: PathArg = None,
+            teacher_rows: RowsText = None, teacher_rows_path: PathArg = None,
             taskset: Annotated[str | None, Field(description="prime-rl taskset id, filled into next_step.")] = None,
             teacher: Annotated[str | None, Field(description="Teacher model name (default: the teacher rows' model).")] = None,
             teacher_base_url: Annotated[str | None, Field(description="The teacher's vLLM server URL, for OPD.")] = None,
@@ -240,10 +240,10 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         from pick_a_method.methods.prime_rl import prime_rl_config as write
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
-        return await run(write, taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
-                         overwrite=overwrite, gpus=gpus, steps=steps, batch=batch, lora=lora,
-                         overrides=pairs_dict(overrides, nest=False), allowed_roots=list(options.write_roots),
-                         tokenizers_match=check)
+        return await run(lambda: write(taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
+                                       overwrite=overwrite, gpus=gpus, steps=steps, batch=batch, lora=lora,
+                                       overrides=pairs_dict(overrides, nest=False),
+                                       allowed_roots=list(options.write_roots), tokenizers_match=check))
 
     @mcp.tool(title="Write the TRL config", annotations=WRITES_FILE)
     async def trl_config(
@@ -319,8 +319,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             raise ToolError(str(e)) from None
         from pick_a_method.methods.preview import preview_update as preview  # imports torch on first use
 
-        return await run(preview, method, pairs_dict(knobs, nest=True), trajectories=trajectory_dicts(trajectories),
-                         path=path, max_bytes=options.max_bytes)
+        return await run(lambda: preview(method, pairs_dict(knobs, nest=True), trajectories=trajectory_dicts(trajectories),
+                                         path=path, max_bytes=options.max_bytes))
 
     @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=skill_description(),
                   mime_type="text/markdown")

@@ -8,6 +8,7 @@ fields. Conversions back to what the core takes (dicts) live beside each type, s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -76,7 +77,7 @@ class Row(BaseModel):
 
 def _one_object_is_one_line(value: Any) -> Any:
     # The SDK JSON-parses a string argument before validation: one line of JSONL arrives as an object.
-    return orjson.dumps(value).decode() if isinstance(value, Mapping) else value
+    return json.dumps(value) if isinstance(value, Mapping) else value  # stdlib json: any integer
 
 
 # `route`, the entry point, declares the row object (strict clients can build rows field by field). The other
@@ -91,12 +92,19 @@ PathArg = Annotated[str | None, Field(
     description="A rows file: .jsonl[.gz], .json, .csv, .parquet.")]
 
 
+def _loads(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # what orjson refuses but JSON allows (an integer past 64 bits); else raises
+
+
 def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
     """JSONL text (or a JSON array) -> row dicts; a bad line is named like a bad row in a file."""
     if text.lstrip().startswith("["):
         try:
-            doc = orjson.loads(text)
-        except orjson.JSONDecodeError as e:
+            doc = _loads(text)
+        except (ValueError, RecursionError) as e:
             raise InputError(f"{what}: the text starts like a JSON array but is not valid JSON ({e})",
                              field=what) from None
         lines = list(enumerate(doc, start=1))
@@ -106,8 +114,8 @@ def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                lines.append((n, orjson.loads(line)))
-            except orjson.JSONDecodeError:
+                lines.append((n, _loads(line)))
+            except (ValueError, RecursionError):
                 raise InputError(f"{what} line {n}: not a JSON object ({line[:80]!r}); give one row object per "
                                  f"line, or a list of row objects", row=n - 1, field=what) from None
     bad = next(((n, r) for n, r in lines if not isinstance(r, dict)), None)

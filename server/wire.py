@@ -8,6 +8,7 @@ in-process client take) and ``seal()``, called once the tools are registered, to
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any
 
@@ -59,6 +60,25 @@ def slim(schema: Any, *, field_docs: bool = True) -> Any:
     return out
 
 
+def inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local `$ref` replaced by its definition and no `$defs` (the argument models are not
+    recursive). openai-agents' strict conversion of MCP tools refuses a bare `$ref` it did not inline itself."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.removeprefix("#/$defs/")], **siblings})
+        return {k: walk(v) for k, v in node.items() if k != "$defs"}
+
+    return walk(schema)
+
+
 def _mergeable(variants: list[Any]) -> bool:
     """anyOf variants that one `type: [...]` says exactly: distinct plain types whose other keywords do not
     overlap (each such keyword applies to its own type only); an enum only beside null."""
@@ -108,7 +128,10 @@ def _where(path: tuple[Any, ...]) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past 4,300 digits has no repr
+        text = f"<an integer of {value.bit_length():,} bits>"
     text = text if len(text) <= 60 else text[:59] + "…"
     kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "a list",
             dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
@@ -163,6 +186,13 @@ def unknown(kind: str, name: str, known: list[str]) -> str:
 # The server
 # --------------------------------------------------------------------------------------------------------------
 
+def compact_json(data: Any) -> str:
+    try:
+        return orjson.dumps(data).decode()
+    except TypeError:  # an integer past 64 bits
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
 class PickServer(MCPServer):
     """MCPServer that refuses undeclared arguments, explains argument errors and sends compact text."""
 
@@ -172,7 +202,7 @@ class PickServer(MCPServer):
         """Slim every registered tool's schemas and record its argument names. Call after the last tool."""
         self._declared = {}
         for tool in self._tool_manager.list_tools():
-            tool.parameters = {**slim(tool.parameters), "additionalProperties": False}
+            tool.parameters = {**slim(inline(tool.parameters)), "additionalProperties": False}
             if tool.fn_metadata.output_schema is not None:
                 tool.fn_metadata.output_schema = slim(tool.fn_metadata.output_schema, field_docs=False)
                 tool.__dict__.pop("output_schema", None)  # a cached_property on the Tool
@@ -197,5 +227,5 @@ class PickServer(MCPServer):
             step = data.get("next_step")
             if isinstance(step, dict) and isinstance(step.get("arguments"), dict):
                 step["arguments"] = ready_arguments(step["arguments"])
-            result.content = [TextContent(type="text", text=orjson.dumps(data).decode())]
+            result.content = [TextContent(type="text", text=compact_json(data))]
         return result
