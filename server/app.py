@@ -17,7 +17,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, ValidationError
 
 from pick_a_method import routing
 from pick_a_method.methods.config_result import TrainerConfig
@@ -26,6 +26,7 @@ from pick_a_method.methods.prime_rl import PrimeRLConfig
 from pick_a_method.routing import defaults as D
 
 from . import extras
+from .explain import explain
 from .options import ServerOptions
 from .schemas import Pairs, PathArg, Row, RowsArg, RowsText, TrajectoriesArg, pairs_dict, row_dicts, trajectory_dicts
 from .skill import skill_description, skill_text
@@ -94,7 +95,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         except TimeoutError:
             raise ToolError(f"the call ran past its {options.call_seconds:g} s budget; pass fewer rows, or start "
                             f"the server with a larger --call-seconds") from None
-        except (ValueError, TypeError) as e:  # routing.InputError, pydantic ValidationError, method refusals
+        except ValidationError as e:  # a method's knobs (make_method builds a pydantic model)
+            raise ToolError(explain(e)) from None
+        except (ValueError, TypeError) as e:  # routing.InputError, method refusals
             raise ToolError(str(e)) from None
         except (FileNotFoundError, IsADirectoryError, PermissionError, OSError) as e:
             raise ToolError(f"{e.__class__.__name__}: {e}") from None

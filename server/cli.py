@@ -10,28 +10,72 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
+import re
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from .options import DEFAULT_CALL_SECONDS, ServerOptions
+from . import extras
+from .options import DEFAULT_CALL_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ServerOptions
+
+VALUE_CHARS = 400  # an evidence value longer than this is cut, with an ellipsis (--json prints it whole)
+SERVING = ("pick-a-method: serving MCP over stdio; a client (Claude Code, Codex, Cursor, ...) spawns this itself. "
+           "Ctrl-C stops it. `pick-a-method --help` lists the commands for a person, such as `pick-a-method route "
+           "rows.jsonl`.")
+PRIME_RL_METHODS = "grpo, max_rl, rae, opd, opsd or async (async wraps one of them: --knob method=grpo)"
+
+
+def _defaults() -> Any:
+    """routing/defaults.py, read without `pick_a_method.routing`'s __init__ (numpy and pydantic: ~0.7 s, too
+    slow for --help). The module holds constants only; registered under its own name, a later import of the
+    package reuses it."""
+    name = "pick_a_method.routing.defaults"
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        package = importlib.util.find_spec("pick_a_method.routing")
+        path = Path(next(iter(package.submodule_search_locations))) / "defaults.py"  # type: ignore[union-attr]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception:  # an unusual install (zip, frozen): the ordinary import, slower
+        from pick_a_method.routing import defaults as module
+        return module
+    sys.modules[name] = module
+    return module
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    pass
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="how to serve MCP (default stdio)")
-    p.add_argument("--port", type=int, default=8765, help="port for --transport http (always on 127.0.0.1)")
-    p.add_argument("--print-skill", action="store_true", help="print skill/SKILL.md and exit")
-    p.add_argument("--max-rows", type=int, help="cap on rows read per call (env PICK_A_METHOD_MAX_ROWS)")
-    p.add_argument("--max-bytes", type=int, help="cap on bytes read per file (env PICK_A_METHOD_MAX_BYTES)")
-    p.add_argument("--call-seconds", type=float, help=f"time budget per tool call (default {DEFAULT_CALL_SECONDS:g})")
+    D = _defaults()
+    p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="how to serve MCP: stdio (what clients spawn) or streamable http (default: stdio)")
+    p.add_argument("--port", type=int, default=8765, help="port for --transport http, on 127.0.0.1 (default: 8765)")
+    p.add_argument("--print-skill", action="store_true", help="print the skill (SKILL.md) and exit")
+    p.add_argument("--max-rows", type=int, metavar="N",
+                   help=f"cap on rows read per call (default: {DEFAULT_MAX_ROWS:,}; env PICK_A_METHOD_MAX_ROWS)")
+    p.add_argument("--max-bytes", type=int, metavar="N",
+                   help=f"cap on bytes read per file (default: {DEFAULT_MAX_BYTES:,}; env PICK_A_METHOD_MAX_BYTES)")
+    p.add_argument("--call-seconds", type=float, metavar="S",
+                   help=f"time budget per tool call (default: {DEFAULT_CALL_SECONDS:g}; env "
+                        f"PICK_A_METHOD_CALL_SECONDS)")
     p.add_argument("--allow-write", action="append", default=[], metavar="DIR",
-                   help="folder prime_rl_config may write into (repeatable; default: the current folder)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+                   help="a folder prime_rl_config may write into; repeatable (default: the current folder for the "
+                        "server; anywhere for the prime-rl-config command)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+                           description="with a command, print a verdict for a person (no MCP); without one, serve MCP")
+    threshold = f"a row passes when reward >= this (default: {D.PASS_THRESHOLD:g})"
+    effect = "the gain to prove, between 0 and 1, e.g. 0.05 = five points (default: {:g})".format(D.PROVE_EFFECT)
+    as_json = "print the whole verdict as JSON instead of text"
+    rows_help = "graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet"
 
     def field_flags(c: argparse.ArgumentParser) -> None:
         g = c.add_argument_group("your field names (a dotted path reaches into objects, e.g. sampling.model)")
@@ -40,100 +84,80 @@ def _parser() -> argparse.ArgumentParser:
                            metavar="NAME", help=f"the field that holds {FIELD_FLAGS[name]}")
 
     def rows_command(name: str, help: str) -> argparse.ArgumentParser:
-        c = sub.add_parser(name, help=help)
-        c.add_argument("rows", help="graded rows: .jsonl(.gz), .json, .csv or .parquet")
-        c.add_argument("--pass-threshold", type=float, default=1.0)
-        c.add_argument("--json", action="store_true", help="print the verdict as JSON")
-        field_flags(c)
+        c = sub.add_parser(name, help=help, description=help, formatter_class=_Help)
+        c.add_argument("rows", help=rows_help)
+        c.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
+        c.add_argument("--json", action="store_true", help=as_json)
         return c
 
-    r = rows_command("route", "route graded rows to a training method")
-    r.add_argument("--model", help="the model you will train")
-    r.add_argument("--teacher-rows", help="a candidate teacher's graded rows on the same tasks")
-    r.add_argument("--taskset", help="prime-rl taskset id for the next step")
-    r.add_argument("--teacher", help="teacher model name")
-    r.add_argument("--teacher-base-url")
+    r = rows_command("route", "route graded rows to a training method (start here)")
+    r.add_argument("--model", help="the model you will train, e.g. Qwen/Qwen3-8B (default: none; the on-policy "
+                                   "question then stays open)")
+    r.add_argument("--teacher-rows", metavar="FILE", help="a candidate teacher's graded rows on the same tasks")
+    r.add_argument("--taskset", help="prime-rl taskset id, filled into the next step")
+    r.add_argument("--teacher", help="teacher model name (default: the teacher rows' model)")
+    r.add_argument("--teacher-base-url", metavar="URL", help="the teacher's vLLM server URL, for OPD "
+                                                             "(e.g. http://localhost:8001/v1)")
+    r.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
     r.add_argument("--preference-pairs", action="store_true", help="the rows hold natural better/worse pairs")
     r.add_argument("--trainer", default="prime-rl", choices=("prime-rl", "trl", "verl"),
                    help="the trainer whose config tool the next step names (default prime-rl)")
     rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
     rows_command("band", "question 3: floor, saturated or mixed?")
     pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
-    pa.add_argument("-k", type=int)
-    t = sub.add_parser("teacher-clears", help="question 5: does a teacher beat the student?")
-    t.add_argument("teacher_rows")
-    t.add_argument("student_rows")
-    t.add_argument("--effect", type=float, default=0.05)
-    t.add_argument("--json", action="store_true")
-    field_flags(t)
-    h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect")
-    h.add_argument("--effect", type=float, default=0.05)
-    h.add_argument("-k", type=int)
-    h.add_argument("--base", type=float)
-    h.add_argument("--before", help="rows before training (read base and k off them)")
-    h.add_argument("--after", help="rows after training, on the same tasks")
-    h.add_argument("--json", action="store_true")
-    field_flags(h)
-    pv = sub.add_parser("preview-update", help="what a method's update rule keeps from logged trajectories")
+    pa.add_argument("-k", type=int, metavar="K", help="k for pass@k and pass^k (default: the smallest group)")
+    t = sub.add_parser("teacher-clears", help="question 5: does a teacher beat the student?",
+                       description="question 5: does a teacher beat the student?", formatter_class=_Help)
+    t.add_argument("teacher_rows", metavar="TEACHER_ROWS", help=f"the teacher's {rows_help}")
+    t.add_argument("student_rows", metavar="STUDENT_ROWS", help="the student's graded rows on the same tasks")
+    t.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
+    t.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
+    t.add_argument("--json", action="store_true", help=as_json)
+    h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect",
+                       description="held-out tasks needed to prove an effect", formatter_class=_Help)
+    h.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
+    h.add_argument("-k", type=int, metavar="K", help=f"rollouts per task (default: {D.HOLDOUT_K}, or read off --before)")
+    h.add_argument("--base", type=float, metavar="P",
+                   help=f"base pass rate (default: {D.HOLDOUT_BASE:g}, or read off --before)")
+    h.add_argument("--power", type=float, default=D.HOLDOUT_POWER, metavar="P",
+                   help=f"chance to detect the effect when it is real (default: {D.HOLDOUT_POWER:g})")
+    h.add_argument("--alpha", type=float, default=D.HOLDOUT_ALPHA, metavar="A",
+                   help=f"two-sided false-positive rate (default: {D.HOLDOUT_ALPHA:g})")
+    h.add_argument("--task-std", type=float, metavar="SD", help="one task's paired-difference sd, if known")
+    h.add_argument("--before", metavar="FILE", help="rows before training (base and k are read off them)")
+    h.add_argument("--after", metavar="FILE", help="rows after training, on the same tasks")
+    h.add_argument("--json", action="store_true", help=as_json)
+    pv = sub.add_parser("preview-update", help="what a method's update rule keeps from logged trajectories "
+                                               "(needs the [torch] extra)",
+                        description="what a method's update rule keeps from logged trajectories (needs the "
+                                    "[torch] extra)", formatter_class=_Help)
     pv.add_argument("path", help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask")
-    pv.add_argument("--method", default="FlashReinforce")
-    pv.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
-    pv.add_argument("--json", action="store_true")
-    c = sub.add_parser("prime-rl-config", help="write the prime-rl TOML for a method")
-    c.add_argument("taskset")
-    c.add_argument("method")
-    c.add_argument("--model", required=True)
-    c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
-    c.add_argument("--out")
-    c.add_argument("--overwrite", action="store_true")
-    c.add_argument("--gpus", type=int, help="GPUs on the node (default 2); with --nodes, GPUs per node (default 8)")
-    c.add_argument("--steps", type=int, default=100)
-    c.add_argument("--batch", type=int, default=64)
-    c.add_argument("--no-lora", action="store_true")
-    c.add_argument("--renderer", help="[orchestrator.renderer] name; default: chosen from the model")
-    c.add_argument("--wandb", action="append", default=[], metavar="KEY=VALUE", help="project, name, entity, offline")
-    c.add_argument("--checkpoint", action="append", default=[], metavar="KEY=VALUE",
-                   help="interval, keep_last, resume (true, a step, or a .../step_N folder)")
-    c.add_argument("--no-checkpoint", action="store_true", help="write no [ckpt]")
-    c.add_argument("--run-name")
-    c.add_argument("--output-dir")
-    c.add_argument("--nodes", type=int, help="machines for a multi-node SLURM run (half inference)")
-    c.add_argument("--inference-nodes", type=int, help="with --trainer-nodes: the split of a multi-node run")
-    c.add_argument("--trainer-nodes", type=int)
-    c.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="[slurm] keys, e.g. partition=gpu")
-    c.add_argument("--max-model-len", type=int)
-    c.add_argument("--gpu-memory-utilization", type=float)
-    c.add_argument("--eval-taskset")
-    c.add_argument("--eval-split", help="a split name, or KEY=VALUE for the taskset's own split key")
-    c.add_argument("--scheduler", choices=("constant", "linear", "cosine"))
-    c.add_argument("--warmup-steps", type=int)
+    pv.add_argument("--method", default="FlashReinforce",
+                    help="any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, OPD, "
+                         "Async, ... (default: FlashReinforce)")
+    pv.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
+                    help="a method knob, VALUE read as JSON when it parses (repeatable; default: the method's own)")
+    pv.add_argument("--json", action="store_true", help=as_json)
+    c = sub.add_parser("prime-rl-config", help="write the prime-rl TOML for a method",
+                       description=f"write the prime-rl TOML for a method: {PRIME_RL_METHODS}",
+                       formatter_class=_Help)
+    c.add_argument("taskset", help="prime-rl taskset id (env.taskset.id)")
+    c.add_argument("method", help=PRIME_RL_METHODS)
+    c.add_argument("--model", required=True, help="the model to train, e.g. Qwen/Qwen3-8B (required)")
+    c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
+                   help="a method knob, VALUE read as JSON when it parses, e.g. --knob teacher=Qwen/Qwen3-32B "
+                        "(repeatable; a dotted KEY nests: method.name=opd)")
     c.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="a dotted prime-rl key (JSON value), e.g. trainer.optim.weight_decay=0.0")
-    c.add_argument("--json", action="store_true")
-    for name, what in (("trl-config", "write the TRL YAML for a method (trl <command> --config FILE)"),
-                       ("verl-config", "write the verl Hydra config for a method (python -m verl.trainer.main_ppo)")):
-        w = sub.add_parser(name, help=what)
-        w.add_argument("method")
-        w.add_argument("--model", required=True)
-        w.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE", help="a method knob (JSON value)")
-        w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key to set last (JSON value)")
-        w.add_argument("--out")
-        w.add_argument("--overwrite", action="store_true")
-        w.add_argument("--gpus", type=int, default=1 if name == "trl-config" else 8, help="GPUs per node")
-        w.add_argument("--nodes", type=int, default=1)
-        w.add_argument("--steps", type=int, default=100)
-        w.add_argument("--batch", type=int, default=64)
-        w.add_argument("--no-lora", action="store_true")
-        w.add_argument("--json", action="store_true")
-        if name == "trl-config":
-            w.add_argument("--dataset")
-            w.add_argument("--reward-func", action="append", dest="reward_funcs", help="repeatable")
-            w.add_argument("--no-vllm", action="store_true")
-        else:
-            w.add_argument("--train-files", action="append")
-            w.add_argument("--val-files", action="append")
-            w.add_argument("--reward-function", help="path/to/reward.py:function")
-            w.add_argument("--teacher-gpus", type=int, default=2)
+                   help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 (repeatable)")
+    c.add_argument("--out", metavar="FILE", help="write the TOML here (default: print it)")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
+    c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
+                   help="refuse an --out outside these folders (repeatable; default: write anywhere)")
+    c.add_argument("--gpus", type=int, default=2, help="GPUs on the node, at least 2 (default: 2)")
+    c.add_argument("--steps", type=int, default=100, help="max_steps (default: 100)")
+    c.add_argument("--batch", type=int, default=64, help="prompts x rollouts per step (default: 64)")
+    c.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
+    c.add_argument("--json", action="store_true", help=as_json)
     return p
 
 
@@ -161,30 +185,42 @@ def _options(args: argparse.Namespace) -> ServerOptions:
 
 
 def _knob(text: str) -> tuple[str, Any]:
-    key, _, value = text.partition("=")
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"{text!r} is not KEY=VALUE; write e.g. --knob group_size=16")
     try:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
 
 
-def _prime_rl_run_knobs(args: argparse.Namespace) -> dict[str, Any]:
-    """prime-rl-config's run flags as prime_rl_config's arguments (absent flags stay at the library's defaults)."""
-    nodes: Any = args.nodes
-    if args.inference_nodes is not None or args.trainer_nodes is not None:
-        nodes = {"inference": args.inference_nodes, "trainer": args.trainer_nodes}
-    split = args.eval_split
-    if split is not None and "=" in split:
-        split = dict([_knob(split)])
-    return {
-        "renderer": args.renderer, "wandb": dict(map(_knob, args.wandb)) or None,
-        "checkpoint": False if args.no_checkpoint else dict(map(_knob, args.checkpoint)) or None,
-        "run_name": args.run_name, "output_dir": args.output_dir, "nodes": nodes,
-        "slurm": dict(map(_knob, args.slurm)) or None, "max_model_len": args.max_model_len,
-        "gpu_memory_utilization": args.gpu_memory_utilization, "eval_taskset": args.eval_taskset,
-        "eval_split": split, "scheduler": args.scheduler, "warmup_steps": args.warmup_steps,
-        "overrides": dict(map(_knob, args.override)) or None,
-    }
+def _knobs(texts: list[str]) -> dict[str, Any]:
+    """--knob KEY=VALUE pairs -> knobs; a dotted key nests, as in the MCP tool's pairs."""
+    from .schemas import nest_dotted
+
+    return nest_dotted(map(_knob, texts))
+
+
+def _cli_words(message: str) -> str:
+    """The core's messages name the MCP arguments; a person at the shell reads the flags instead."""
+    message = message.replace("pass overwrite=True", "pass --overwrite")
+    message = message.replace("outside the folders this server may write to", "outside the folders --allow-write names")
+    message = message.replace("or add its folder to the allowed roots in the server's settings",
+                              "or pass --allow-write with its folder")
+    message = re.sub(r"knobs=\{'([\w.]+)': ([^{}]+?)\}", lambda m: f"--knob {m[1]}={m[2].strip(chr(39))}", message)
+    message = re.sub(r"overrides=\{'([\w.]+)': ([^{}]+?)\}",
+                     lambda m: f"--override {m[1]}={m[2].strip(chr(39))}", message)
+    return message
+
+
+def _message(e: BaseException) -> str:
+    from pydantic import ValidationError  # loaded by then: the commands build pydantic verdicts
+
+    if isinstance(e, ValidationError):
+        from .explain import explain
+
+        return explain(e)
+    return str(e)
 
 
 def _run_command(args: argparse.Namespace) -> Any:
@@ -195,8 +231,8 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "route":
         teacher = read(args.teacher_rows) if args.teacher_rows else None
         return routing.route(read(args.rows), args.model, teacher, pass_threshold=args.pass_threshold,
-                             taskset=args.taskset, teacher=args.teacher, teacher_base_url=args.teacher_base_url,
-                             preference_pairs=args.preference_pairs or None, trainer=args.trainer)
+                             effect=args.effect, taskset=args.taskset, teacher=args.teacher,
+                             teacher_base_url=args.teacher_base_url, preference_pairs=args.preference_pairs or None)
     if args.command == "truncated-passes":
         return routing.truncated_passes(read(args.rows), pass_threshold=args.pass_threshold)
     if args.command == "band":
@@ -204,34 +240,25 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "pass-at":
         return routing.pass_at(read(args.rows), k=args.k, pass_threshold=args.pass_threshold)
     if args.command == "teacher-clears":
-        return routing.teacher_clears(read(args.teacher_rows), read(args.student_rows), args.effect)
+        return routing.teacher_clears(read(args.teacher_rows), read(args.student_rows), args.effect,
+                                      pass_threshold=args.pass_threshold)
     if args.command == "holdout-size":
-        return routing.holdout_size(args.effect, k=args.k, base=args.base,
-                                    before=read(args.before) if args.before else None,
+        return routing.holdout_size(args.effect, k=args.k, base=args.base, power=args.power, alpha=args.alpha,
+                                    task_std=args.task_std, before=read(args.before) if args.before else None,
                                     after=read(args.after) if args.after else None)
     if args.command == "preview-update":
+        extras.require("torch", "preview-update")
         from pick_a_method.methods.preview import preview_update
 
-        return preview_update(args.method, dict(map(_knob, args.knob)), path=args.path)
+        return preview_update(args.method, _knobs(args.knob), path=args.path)
     if args.command == "prime-rl-config":
         from pick_a_method.methods.prime_rl import prime_rl_config
 
-        return prime_rl_config(args.taskset, args.method, model=args.model, knobs=dict(map(_knob, args.knob)),
-                               out=args.out, overwrite=args.overwrite, gpus=args.gpus, steps=args.steps,
-                               batch=args.batch, lora=not args.no_lora, **_prime_rl_run_knobs(args))
-    if args.command in ("trl-config", "verl-config"):
-        common = dict(model=args.model, knobs=dict(map(_knob, args.knob)), overrides=dict(map(_knob, args.set)),
-                      out=args.out, overwrite=args.overwrite, gpus=args.gpus, nodes=args.nodes, steps=args.steps,
-                      batch=args.batch, lora=not args.no_lora)
-        if args.command == "trl-config":
-            from pick_a_method.methods.trl import trl_config
-
-            return trl_config(args.method, dataset=args.dataset, reward_funcs=args.reward_funcs, vllm=not args.no_vllm,
-                              **common)
-        from pick_a_method.methods.verl import verl_config
-
-        return verl_config(args.method, train_files=args.train_files, val_files=args.val_files,
-                           reward_function=args.reward_function, teacher_gpus=args.teacher_gpus, **common)
+        overrides = dict(map(_knob, args.override))
+        roots = [Path(d).resolve() for d in args.allow_write] or None
+        return prime_rl_config(args.taskset, args.method, model=args.model, knobs=_knobs(args.knob),
+                               overrides=overrides or None, out=args.out, overwrite=args.overwrite, gpus=args.gpus,
+                               steps=args.steps, batch=args.batch, lora=not args.no_lora, allowed_roots=roots)
     raise AssertionError(args.command)
 
 
@@ -245,6 +272,10 @@ def _rounded(value: Any) -> Any:
     return value
 
 
+def _cut(text: str, limit: int = VALUE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render(verdict: Any) -> str:
     """A verdict as a person reads it: the answer, the summary, warnings, the next step, then the evidence."""
     data = verdict.model_dump(mode="json")
@@ -255,11 +286,14 @@ def render(verdict: Any) -> str:
     for w in data.get("warnings") or []:
         lines.append(f"warning: {w}")
     step = data.get("next_step") or {}
-    if step:
-        call = f"{step['tool']}({json.dumps(step.get('arguments') or {})})" if step.get("tool") else "-"
-        lines.append(f"next: {call}  {step.get('why', '')}")
-        if step.get("needs"):
-            lines.append(f"      fill in: {', '.join(step['needs'])}")
+    if step.get("tool"):
+        lines.append(f"next: {step['tool']}({json.dumps(step.get('arguments') or {})})  {step.get('why', '')}")
+    elif step.get("command"):
+        lines.append(f"next: run `{step['command']}`  {step.get('why', '')}")
+    elif step.get("why"):
+        lines.append(f"next: {step['why']}")
+    if step.get("needs"):
+        lines.append(f"      fill in: {', '.join(step['needs'])}")
     for t in data.get("trace") or []:
         mark = "*" if t["decided"] else " "
         lines.append(f" {mark} Q{t['question']} {t['name']}: {t['answer']}  {json.dumps(_rounded(t['evidence']))}")
@@ -270,8 +304,8 @@ def render(verdict: Any) -> str:
     for key, value in data.items():
         if key not in skip and value not in (None, [], {}):
             shown = value if isinstance(value, str) else json.dumps(_rounded(value))
-            lines.append(f"  {key}: {shown if key == 'command' else str(shown)[:400]}")  # a command is run whole
-    if data.get("text"):
+            lines.append(f"  {key}: {_cut(str(shown))}")
+    if data.get("text") and not data.get("path"):  # a written config is on disk: the summary names the file
         lines.append(data["text"])
     return "\n".join(lines)
 
@@ -279,7 +313,7 @@ def render(verdict: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.print_skill:
-        from .app import skill_text
+        from .skill import skill_text
 
         sys.stdout.write(skill_text())
         return 0
@@ -287,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             verdict = _run_command(args)
         except (ValueError, TypeError, OSError) as e:
-            print(f"pick-a-method: {e}", file=sys.stderr)
+            print(f"pick-a-method: {_cli_words(_message(e))}", file=sys.stderr)
             return 2
         try:
             print(verdict.model_dump_json(indent=2) if args.json else render(verdict))
@@ -310,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             # Ctrl-C left a server that no longer answered yet did not exit until stdin closed. End at once
             # instead, as SIGTERM does (no traceback, nothing on stdout).
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if sys.stdin.isatty():  # a person ran it by hand: say what it is doing (stderr; stdout is the wire)
+                print(SERVING, file=sys.stderr, flush=True)
             server.run("stdio")
     except KeyboardInterrupt:
         pass

@@ -9,7 +9,7 @@ fields. Conversions back to what the core takes (dicts) live beside each type, s
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -220,21 +220,24 @@ def pairs_dict(pairs: list[KeyValue] | Mapping[str, Any] | None, *, nest: bool) 
         return None
     if isinstance(pairs, Mapping):
         return dict(pairs)
+    return nest_dotted([(p.key, p.value) for p in pairs], nest=nest)
+
+
+def nest_dotted(items: Iterable[tuple[str, Any]], *, nest: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for pair in pairs:
-        if pair.key in out:
-            raise InputError(f"key {pair.key!r} is given twice; give each key once", field=pair.key)
-        if not nest or "." not in pair.key:
-            out[pair.key] = pair.value
+    for key, value in items:
+        if key in out:
+            raise InputError(f"key {key!r} is given twice; give each key once", field=key)
+        if not nest or "." not in key:
+            out[key] = value
             continue
         node = out
-        *parents, leaf = pair.key.split(".")
+        *parents, leaf = key.split(".")
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise InputError(f"key {pair.key!r}: {part!r} is already set to a value, not a table",
-                                 field=pair.key)
-        node[leaf] = pair.value
+                raise InputError(f"key {key!r}: {part!r} is already set to a value, not a table", field=key)
+        node[leaf] = value
     return out
 
 

@@ -1,0 +1,183 @@
+"""Schema slimming and argument-error wording: pure functions (no MCP import), shared by the server and the CLI."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from .schemas import Fields, KeyValue, Row, Sampling, Trajectory, Usage
+
+# --------------------------------------------------------------------------------------------------------------
+# Lean schemas
+# --------------------------------------------------------------------------------------------------------------
+
+_SHAPE_FREE = {"enum", "const", "$ref", "anyOf", "oneOf", "allOf", "not"}
+
+
+def slim(schema: Any, *, field_docs: bool = True) -> Any:
+    """The same schema, smaller: no `title`, no `default: null`, and `anyOf [X, null]` as `type: [X, "null"]`
+    (equivalent: the other keywords of X apply to X's type only). Without `field_docs`, properties lose their
+    descriptions (output schemas: the models and objects keep theirs; clients validate, models read the result)."""
+    if isinstance(schema, list):
+        return [slim(s, field_docs=field_docs) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if key in ("properties", "$defs", "patternProperties"):
+            subs = {name: slim(sub, field_docs=field_docs) for name, sub in value.items()}  # names are data
+            if key == "properties" and not field_docs:
+                subs = {name: {k: v for k, v in sub.items() if k != "description"} for name, sub in subs.items()}
+            out[key] = subs
+        else:
+            out[key] = slim(value, field_docs=field_docs)
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and _mergeable(variants):
+        merged: dict[str, Any] = {"type": [v["type"] for v in variants]}
+        for v in variants:
+            merged.update({k: val for k, val in v.items() if k != "type"})
+        if "enum" in merged and "null" in merged["type"]:
+            merged["enum"] = [*merged["enum"], None]
+        del out["anyOf"]
+        out = {**merged, **out}
+    return out
+
+
+def inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local `$ref` replaced by its definition and no `$defs` (the argument models are not
+    recursive). openai-agents' strict conversion of MCP tools refuses a bare `$ref` it did not inline itself."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.removeprefix("#/$defs/")], **siblings})
+        return {k: walk(v) for k, v in node.items() if k != "$defs"}
+
+    return walk(schema)
+
+
+def _mergeable(variants: list[Any]) -> bool:
+    """anyOf variants that one `type: [...]` says exactly: distinct plain types whose other keywords do not
+    overlap (each such keyword applies to its own type only); an enum only beside null."""
+    if not all(isinstance(v, dict) and isinstance(v.get("type"), str) for v in variants):
+        return False
+    types = [v["type"] for v in variants]
+    extra = [set(v) - {"type"} for v in variants]
+    if len(set(types)) < len(types) or any(e & _SHAPE_FREE - {"enum"} for e in extra):
+        return False
+    if any("enum" in e for e in extra) and len(variants) != 2 or "null" not in types and any("enum" in e for e in extra):
+        return False
+    flat = [k for e in extra for k in e]
+    return len(flat) == len(set(flat))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Argument errors
+# --------------------------------------------------------------------------------------------------------------
+
+_EXPECTED = {
+    "string_type": "a string", "int_type": "a whole number", "int_parsing": "a whole number",
+    "int_from_float": "a whole number", "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false", "list_type": "a list", "dict_type": "an object",
+    "model_type": "an object", "model_attributes_type": "an object", "none_required": "null",
+}
+_BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<=",
+           "too_short": "at least", "too_long": "at most"}
+_TAG = re.compile(r"[a-z_][a-z0-9_]*")
+_TYPE_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
+_ITEM = {"rows": "row", "trajectories": "trajectory"}
+_MODELS = {"rows": Row, "trajectories": Trajectory, "fields": Fields, "knobs": KeyValue, "overrides": KeyValue,
+           "sampling": Sampling, "usage": Usage}
+
+
+def _path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The argument path without pydantic's union-branch tags ('list[Row]', 'str', 'function-before[...]')."""
+    return tuple(p for p in loc if isinstance(p, int) or (_TAG.fullmatch(p) and p not in _TYPE_TAGS))
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    arg, rest = str(path[0]), path[1:]
+    if rest and isinstance(rest[0], int):
+        item = next((w for k, w in _ITEM.items() if arg.endswith(k)), "item")
+        head, rest = f"{arg} {item} {rest[0]}", rest[1:]
+        return f"{head}: {'.'.join(map(str, rest))}" if rest else head
+    return ".".join(map(str, path))
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int past 4,300 digits has no repr
+        text = f"<an integer of {value.bit_length():,} bits>"
+    text = text if len(text) <= 60 else text[:59] + "…"
+    kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+    return f"{text} ({kind})" if value is not None else "null"
+
+
+def _expected(err: dict[str, Any]) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind in _BOUNDS:
+        bound = next((ctx[k] for k in ("gt", "ge", "lt", "le", "min_length", "max_length") if k in ctx), "?")
+        return f"{_BOUNDS[kind]} {bound}" + (" items" if kind.startswith("too_") else "")
+    if kind == "literal_error":
+        return f"one of {ctx.get('expected', '?')}"
+    return _EXPECTED.get(kind, err["msg"].lower())
+
+
+def explain(error: ValidationError) -> str:
+    """One clause per wrong value: where, what was given, what is expected (no pydantic dump, no links). An
+    argument model (`routeArguments`) reads "bad argument: ..."; another model (a method's knobs) is named."""
+    errors = error.errors(include_url=False)
+    by_path: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for err in errors:
+        by_path.setdefault(_path(err["loc"]), []).append(err)
+    # A union's other branches fail at the argument itself; when a deeper path failed, that is the real cause.
+    paths = [p for p in by_path if not any(q != p and q[:len(p)] == p for q in by_path)]
+    lines = []
+    for path in paths[:5]:
+        errs = by_path[path]
+        if errs[0]["type"] == "extra_forbidden":
+            arg, field = str(path[0]), str(path[-1])
+            model = _MODELS.get(path[-2] if len(path) > 2 and isinstance(path[-2], str) else arg.rsplit("_", 1)[-1])
+            said = unknown("field", field, list(model.model_fields)) if model else f"unknown field {field!r}"
+            tail = ("; drop it, or send them as JSONL text (keeps every field) and map names with `fields`"
+                    if arg.endswith(("rows", "trajectories")) else "")
+            lines.append(f"{_where(path[:-1])}: {said}{tail}")
+            continue
+        if errs[0]["type"] == "missing":
+            lines.append(f"{_where(path)} is required")
+            continue
+        if errs[0]["type"] in ("value_error", "assertion_error"):  # the model's own check: its message says it
+            lines.append(f"{_where(path)}: {errs[0]['msg'].split(', ', 1)[-1]}")
+            continue
+        wanted = " or ".join(dict.fromkeys(_expected(e) for e in errs))
+        lines.append(f"{_where(path)} is {_shown(errs[0]['input'])}; expected {wanted}")
+    more = f" (and {len(paths) - 5} more)" if len(paths) > 5 else ""
+    title = str(error.title)
+    lead = f"bad argument{'s' if len(lines) > 1 else ''}" if title.endswith("Arguments") else title
+    return f"{lead}: " + "; ".join(lines) + more
+
+
+def unknown(kind: str, name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {kind} {name!r}{hint}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------------------------------------------
