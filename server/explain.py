@@ -31,6 +31,8 @@ def slim(schema: Any, *, field_docs: bool = True) -> Any:
             continue
         if key == "default" and value is None:
             continue
+        if key == "additionalProperties" and value is True:  # the default: says nothing
+            continue
         if key in ("properties", "$defs", "patternProperties"):
             subs = {name: slim(sub, field_docs=field_docs) for name, sub in value.items()}  # names are data
             if key == "properties" and not field_docs:
