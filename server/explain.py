@@ -80,7 +80,7 @@ def _mergeable(variants: list[Any]) -> bool:
     extra = [set(v) - {"type"} for v in variants]
     if len(set(types)) < len(types) or any(e & _SHAPE_FREE - {"enum"} for e in extra):
         return False
-    if any("enum" in e for e in extra) and len(variants) != 2 or "null" not in types and any("enum" in e for e in extra):
+    if any("enum" in e for e in extra) and (len(variants) != 2 or "null" not in types):
         return False
     flat = [k for e in extra for k in e]
     return len(flat) == len(set(flat))
@@ -140,6 +140,14 @@ def _expected(err: dict[str, Any]) -> str:
     return _EXPECTED.get(kind, err["msg"].lower())
 
 
+def _either(options: Any) -> str:
+    """"a, b or c", once each; a whole number is a number too; true or false reads as true/false."""
+    seen = list(dict.fromkeys(o.replace("true or false", "true/false") for o in options))
+    if "a number" in seen and "a whole number" in seen:
+        seen.remove("a whole number")
+    return seen[0] if len(seen) == 1 else ", ".join(seen[:-1]) + " or " + seen[-1]
+
+
 def explain(error: ValidationError) -> str:
     """One clause per wrong value: where, what was given, what is expected (no pydantic dump, no links). An
     argument model (`routeArguments`) reads "bad argument: ..."; another model (a method's knobs) is named."""
@@ -166,7 +174,7 @@ def explain(error: ValidationError) -> str:
         if errs[0]["type"] in ("value_error", "assertion_error"):  # the model's own check: its message says it
             lines.append(f"{_where(path)}: {errs[0]['msg'].split(', ', 1)[-1]}")
             continue
-        wanted = " or ".join(dict.fromkeys(_expected(e) for e in errs))
+        wanted = _either(_expected(e) for e in errs)
         lines.append(f"{_where(path)} is {_shown(errs[0]['input'])}; expected {wanted}")
     more = f" (and {len(paths) - 5} more)" if len(paths) > 5 else ""
     title = str(error.title)

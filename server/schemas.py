@@ -92,6 +92,9 @@ PathArg = Annotated[str | None, Field(
     description="A rows file: .jsonl[.gz], .json, .csv, .parquet.")]
 
 
+_FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
+
+
 def _loads(text: str) -> Any:
     try:
         return orjson.loads(text)
@@ -116,8 +119,10 @@ def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
             try:
                 lines.append((n, _loads(line)))
             except (ValueError, RecursionError):
+                path = "{" not in line and len(lines) == 0 and line.strip().endswith(_FILE_ENDINGS)
+                hint = f"; for a file, pass it as {what}_path" if path else ""
                 raise InputError(f"{what} line {n}: not a JSON object ({line[:80]!r}); give one row object per "
-                                 f"line, or a list of row objects", row=n - 1, field=what) from None
+                                 f"line, or a list of row objects{hint}", row=n - 1, field=what) from None
     bad = next(((n, r) for n, r in lines if not isinstance(r, dict)), None)
     if bad:
         raise InputError(f"{what} line {bad[0]}: a row must be a JSON object; got {type(bad[1]).__name__}",

@@ -11,7 +11,8 @@ from mcp import Client
 
 from rowkit import EXAMPLES, MODEL, TEACHER, rows_from_passes
 from pick_a_method.server.app import create_server
-from pick_a_method.server.schemas import Row
+from pick_a_method.server.schemas import FieldsArg, Row, TrainerArg, field_map
+from pick_a_method.server.wire import PickServer
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 8)
 # Issue 13's targets are 20k characters for tools/list and 8k for what models read (descriptions plus input
@@ -161,3 +162,27 @@ async def test_the_text_block_is_compact_json_of_the_structured_result():
     text = result.content[0].text
     assert json.loads(text) == result.structured_content
     assert "\n" not in text and len(text) < len(json.dumps(result.structured_content, indent=2)) * 0.9
+
+
+async def test_the_fields_and_trainer_types_are_strict_safe_and_refuse_unknown_names():
+    server = PickServer("probe")
+    seen = {}
+
+    @server.tool()
+    def probe(fields: FieldsArg = None, trainer: TrainerArg = "prime-rl") -> dict:
+        seen.update(fields=field_map(fields), trainer=trainer)
+        return {}
+
+    server.seal()
+    async with Client(server) as c:
+        tool = (await c.list_tools()).tools[0]
+        strict = ensure_strict_json_schema(copy.deepcopy(tool.input_schema))
+        assert set(strict["properties"]["fields"]["properties"]) == {"task_id", "reward", "truncated", "model", "arm",
+                                                                      "tokens"}
+        assert strict["properties"]["trainer"]["enum"] == ["prime-rl", "trl", "verl"]
+        ok = await c.call_tool("probe", {"fields": {"reward": "correct", "model": "sampling.model"}, "trainer": "trl"})
+        assert not ok.is_error and seen == {"fields": {"reward": "correct", "model": "sampling.model"}, "trainer": "trl"}
+        bad = await c.call_tool("probe", {"fields": {"rewards": "correct"}})
+        assert bad.is_error and "did you mean 'reward'" in bad.content[0].text, bad.content[0].text
+        bad = await c.call_tool("probe", {"trainer": "deepspeed"})
+        assert bad.is_error and "prime-rl" in bad.content[0].text, bad.content[0].text
