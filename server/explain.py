@@ -151,6 +151,14 @@ def _either(options: Any) -> str:
 def explain(error: ValidationError) -> str:
     """One clause per wrong value: where, what was given, what is expected (no pydantic dump, no links). An
     argument model (`routeArguments`) reads "bad argument: ..."; another model (a method's knobs) is named."""
+    try:
+        return _explain(error)
+    except Exception:  # an error shape not foreseen: still a readable line, never a crash
+        return f"{error.title}: " + "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
+                                              for e in error.errors(include_url=False))
+
+
+def _explain(error: ValidationError) -> str:
     errors = error.errors(include_url=False)
     by_path: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for err in errors:
@@ -166,7 +174,7 @@ def explain(error: ValidationError) -> str:
             said = unknown("field", field, list(model.model_fields)) if model else f"unknown field {field!r}"
             tail = ("; drop it, or send them as JSONL text (keeps every field) and map names with `fields`"
                     if arg.endswith(("rows", "trajectories")) else "")
-            lines.append(f"{_where(path[:-1])}: {said}{tail}")
+            lines.append(f"{_where(path[:-1])}: {said}{tail}" if len(path) > 1 else said)
             continue
         if errs[0]["type"] == "missing":
             lines.append(f"{_where(path)} is required")

@@ -92,6 +92,8 @@ async def test_a_misspelt_argument_is_refused_naming_the_closest():
                                                             "JSONL"]),
     ("route", {"rows": 5}, ["rows is 5", "a list or a string"]),
     ("prime_rl_config", {"method": "grpo", "model": MODEL}, ["taskset is required"]),
+    ("prime_rl_config", {"taskset": "t", "method": "grpo", "model": MODEL, "knobs": [{"key": "group_sise", "value": 4}]},
+     ["GRPO", "unknown field 'group_sise'"]),  # a method's own model, named by the method
     ("prime_rl_config", {"taskset": "t", "method": "grpo", "model": MODEL, "knobs": [{"key": "a"}]},
      ["knobs item 0: value is required"]),
 ])
