@@ -47,7 +47,7 @@ def spawn_to_tools_list() -> tuple[float, int]:
     elapsed = time.perf_counter() - t0
     proc.stdin.close()
     proc.wait(timeout=30)
-    return elapsed, len(json.dumps(json.loads(reply)["result"]))
+    return elapsed, len(json.dumps(json.loads(reply)["result"], separators=(",", ":")))
 
 
 def help_seconds() -> float:
@@ -57,11 +57,12 @@ def help_seconds() -> float:
 
 
 def heavy_modules_on_help() -> list[str]:
-    code = ("import sys; from pick_a_method.server import cli\n"
-            "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+    code = ("import contextlib, io, sys; from pick_a_method.server import cli\n"
+            "try:\n    with contextlib.redirect_stdout(io.StringIO()):\n        cli.main(['--help'])\n"
+            "except SystemExit:\n    pass\n"
             "print(','.join(m for m in ('mcp', 'torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return [m for m in out.stdout.strip().splitlines()[-1].split(",") if m]
+    return [m for m in out.stdout.strip().split(",") if m]
 
 
 def main() -> None:
