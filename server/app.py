@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import logging
-from typing import Annotated, Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -28,7 +28,8 @@ from pick_a_method.routing import defaults as D
 from . import extras
 from .explain import explain
 from .options import ServerOptions
-from .schemas import Pairs, PathArg, Row, RowsArg, RowsText, TrajectoriesArg, pairs_dict, row_dicts, trajectory_dicts
+from .schemas import (Checkpoint, NameOrPairs, Nodes, Pairs, PathArg, Row, RowsArg, RowsText, TrajectoriesArg, WandB,
+                      pairs_dict, plain, row_dicts, trajectory_dicts)
 from .skill import skill_description, skill_text
 from .wire import PickServer
 
@@ -237,6 +238,19 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             overrides: Annotated[Pairs, Field(description="prime-rl keys to set: {key: \"trainer.optim.lr\", value: 2e-5} pairs.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="opd: the teacher's tokenizer, checked against student_tokenizer.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="opd: the student's tokenizer.")] = None,
+            renderer: Annotated[str | None, Field(description="[orchestrator.renderer] name (default, qwen3, ...); omit to choose from the model.")] = None,
+            wandb: Annotated[WandB | None, Field(description="W&B run: project, name, entity, offline.")] = None,
+            checkpoint: Annotated[Checkpoint | Literal[False] | None, Field(description="interval, keep_last, resume (true, a step, or a .../step_N folder); false: none.")] = None,
+            run_name: Annotated[str | None, Field(description="run.name: the run folder output_dir/run_name (needed to resume).")] = None,
+            output_dir: Annotated[str | None, Field(description="output_dir on the GPU machine.")] = None,
+            nodes: Annotated[int | Nodes | None, Field(description="Machines for a multi-node SLURM run: n, or {inference, trainer}.")] = None,
+            slurm: Annotated[Pairs, Field(description="[slurm] keys as {key, value} pairs, e.g. partition=gpu.")] = None,
+            max_model_len: Annotated[int | None, Field(description="vLLM max_model_len.")] = None,
+            gpu_memory_utilization: Annotated[float | None, Field(description="vLLM gpu_memory_utilization (0-1].")] = None,
+            eval_taskset: Annotated[str | None, Field(description="Taskset the eval reads (default: the training one).")] = None,
+            eval_split: Annotated[NameOrPairs, Field(description="Eval split name, or [{key: <the taskset's split key>, value}].")] = None,
+            scheduler: Annotated[NameOrPairs, Field(description="LR schedule: constant, linear or cosine (or its table as pairs).")] = None,
+            warmup_steps: Annotated[int | None, Field(description="LR warmup steps.")] = None,
     ) -> PrimeRLConfig:
         """Write prime-rl's `rl` TOML (v0.8) for grpo, max_rl, rae, opd, opsd or async; returns the text, the knobs
         honored and ignored, warnings and the launch command. Single-rollout methods are refused with the fix."""
@@ -246,7 +260,13 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         return await run(lambda: write(taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
                                        overwrite=overwrite, gpus=gpus, steps=steps, batch=batch, lora=lora,
                                        overrides=pairs_dict(overrides, nest=False),
-                                       allowed_roots=list(options.write_roots), tokenizers_match=check))
+                                       allowed_roots=list(options.write_roots), tokenizers_match=check,
+                                       renderer=renderer, wandb=plain(wandb), checkpoint=plain(checkpoint),
+                                       run_name=run_name, output_dir=output_dir, nodes=plain(nodes),
+                                       slurm=pairs_dict(slurm, nest=False), max_model_len=max_model_len,
+                                       gpu_memory_utilization=gpu_memory_utilization, eval_taskset=eval_taskset,
+                                       eval_split=plain(eval_split), scheduler=plain(scheduler),
+                                       warmup_steps=warmup_steps))
 
     @mcp.tool(title="Write the TRL config", annotations=WRITES_FILE)
     async def trl_config(

@@ -153,10 +153,35 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
     c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
                    help="refuse an --out outside these folders (repeatable; default: write anywhere)")
-    c.add_argument("--gpus", type=int, default=2, help="GPUs on the node, at least 2 (default: 2)")
+    c.add_argument("--gpus", type=int, help="GPUs on the node, at least 2 (default: 2); with --nodes, GPUs per "
+                                            "node (default: 8)")
     c.add_argument("--steps", type=int, default=100, help="max_steps (default: 100)")
     c.add_argument("--batch", type=int, default=64, help="prompts x rollouts per step (default: 64)")
     c.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
+    c.add_argument("--renderer", help="[orchestrator.renderer] name (default: chosen from the model)")
+    c.add_argument("--wandb", action="append", default=[], metavar="KEY=VALUE",
+                   help="W&B: project, name, entity, offline (repeatable; default: no W&B)")
+    c.add_argument("--checkpoint", action="append", default=[], metavar="KEY=VALUE",
+                   help="interval, keep_last, resume (true, a step, or a .../step_N folder) (repeatable; default: "
+                        "the library's [ckpt])")
+    c.add_argument("--no-checkpoint", action="store_true", help="write no [ckpt]")
+    c.add_argument("--run-name", help="run.name: the run folder under --output-dir (needed to resume)")
+    c.add_argument("--output-dir", metavar="DIR", help="output_dir on the GPU machine (default: prime-rl's)")
+    c.add_argument("--nodes", type=int, help="machines for a multi-node SLURM run, half of them inference "
+                                             "(default: one node)")
+    c.add_argument("--inference-nodes", type=int, metavar="N", help="with --trainer-nodes: the split of a "
+                                                                    "multi-node run")
+    c.add_argument("--trainer-nodes", type=int, metavar="N", help="with --inference-nodes: the trainer's machines")
+    c.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE",
+                   help="[slurm] keys, e.g. partition=gpu (repeatable)")
+    c.add_argument("--max-model-len", type=int, metavar="N", help="vLLM max_model_len (default: vLLM's)")
+    c.add_argument("--gpu-memory-utilization", type=float, metavar="X", help="vLLM gpu_memory_utilization, (0, 1] "
+                                                                             "(default: vLLM's)")
+    c.add_argument("--eval-taskset", help="the taskset the eval reads (default: the training one)")
+    c.add_argument("--eval-split", help="a split name, or KEY=VALUE for the taskset's own split key")
+    c.add_argument("--scheduler", choices=("constant", "linear", "cosine"),
+                   help="LR schedule: constant, linear or cosine (default: prime-rl's constant)")
+    c.add_argument("--warmup-steps", type=int, metavar="N", help="LR warmup steps (default: none)")
     c.add_argument("--json", action="store_true", help=as_json)
     return p
 
@@ -199,6 +224,25 @@ def _knobs(texts: list[str]) -> dict[str, Any]:
     from .schemas import nest_dotted
 
     return nest_dotted(map(_knob, texts))
+
+
+def _prime_rl_run_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """prime-rl-config's run flags as prime_rl_config's arguments (absent flags stay at the library's defaults)."""
+    nodes: Any = args.nodes
+    if args.inference_nodes is not None or args.trainer_nodes is not None:
+        nodes = {"inference": args.inference_nodes, "trainer": args.trainer_nodes}
+    split = args.eval_split
+    if split is not None and "=" in split:
+        split = dict([_knob(split)])
+    return {
+        "renderer": args.renderer, "wandb": dict(map(_knob, args.wandb)) or None,
+        "checkpoint": False if args.no_checkpoint else dict(map(_knob, args.checkpoint)) or None,
+        "run_name": args.run_name, "output_dir": args.output_dir, "nodes": nodes,
+        "slurm": dict(map(_knob, args.slurm)) or None, "max_model_len": args.max_model_len,
+        "gpu_memory_utilization": args.gpu_memory_utilization, "eval_taskset": args.eval_taskset,
+        "eval_split": split, "scheduler": args.scheduler, "warmup_steps": args.warmup_steps,
+        "overrides": dict(map(_knob, args.override)) or None,
+    }
 
 
 def _cli_words(message: str) -> str:
@@ -254,11 +298,10 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "prime-rl-config":
         from pick_a_method.methods.prime_rl import prime_rl_config
 
-        overrides = dict(map(_knob, args.override))
         roots = [Path(d).resolve() for d in args.allow_write] or None
-        return prime_rl_config(args.taskset, args.method, model=args.model, knobs=_knobs(args.knob),
-                               overrides=overrides or None, out=args.out, overwrite=args.overwrite, gpus=args.gpus,
-                               steps=args.steps, batch=args.batch, lora=not args.no_lora, allowed_roots=roots)
+        return prime_rl_config(args.taskset, args.method, model=args.model, knobs=_knobs(args.knob), out=args.out,
+                               overwrite=args.overwrite, gpus=args.gpus, steps=args.steps, batch=args.batch,
+                               lora=not args.no_lora, allowed_roots=roots, **_prime_rl_run_knobs(args))
     raise AssertionError(args.command)
 
 

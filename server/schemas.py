@@ -271,3 +271,42 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         if isinstance(args.get(key), Mapping):
             args[key] = as_pairs(args[key])
     return args
+
+
+# --------------------------------------------------------------------------------------------------------------
+# prime_rl_config's run knobs: the tables it reads, declared
+# --------------------------------------------------------------------------------------------------------------
+
+class WandB(BaseModel):
+    model_config = CLOSED
+    project: str | None = None
+    name: str | None = None
+    entity: str | None = None
+    offline: bool | None = None
+
+
+class Checkpoint(BaseModel):
+    model_config = CLOSED
+    interval: int | None = None
+    keep_last: int | None = None
+    resume: bool | int | str | None = None
+
+
+class Nodes(BaseModel):
+    model_config = CLOSED
+    inference: int | None = None
+    trainer: int | None = None
+
+
+_NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
+# A name, or a table given as {key, value} pairs (an object is still taken from a client that sends one).
+NameOrPairs = Annotated[str | list[KeyValue] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]
+
+
+def plain(value: Any) -> Any:
+    """A declared table -> the dict the core takes (unset keys left out); pairs -> a dict; anything else as is."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_none=True)
+    if isinstance(value, list) and all(isinstance(v, KeyValue) for v in value):
+        return pairs_dict(value, nest=False)
+    return value
