@@ -28,8 +28,8 @@ from pick_a_method.routing import defaults as D
 from . import extras
 from .explain import explain
 from .options import ServerOptions
-from .schemas import (Checkpoint, NameOrPairs, Nodes, Pairs, PathArg, Row, RowsArg, RowsText, TrajectoriesArg, WandB,
-                      pairs_dict, plain, row_dicts, trajectory_dicts)
+from .schemas import (Checkpoint, FieldsArg, NameOrPairs, Nodes, Pairs, PathArg, Row, RowsArg, RowsText,
+                      TrainerArg, TrajectoriesArg, WandB, Fields, field_map, pairs_dict, plain, row_dicts, trajectory_dicts)
 from .skill import skill_description, skill_text
 from .wire import PickServer
 
@@ -49,32 +49,14 @@ the skill's six questions in order and returns the route, the evidence for each 
 `next_step`, a ready tool call. Use `truncated_passes`, `band`, `pass_at` and `teacher_clears` to look at one
 question; `holdout_size` to size the held-out set; `prime_rl_config` to write the prime-rl TOML for grpo, max_rl,
 rae, opd, opsd or async; `preview_update` to see what a single-rollout method would keep from logged rollouts.
-Inline rows are row objects or JSONL text (which keeps any field); knobs and overrides are [{key, value}] pairs.
+`trl_config` and `verl_config` write TRL and verl configs. Inline rows are row objects or JSONL text (keeps any
+field); `fields` maps your field names; knobs and overrides are [{key, value}] pairs.
 Read every verdict's `warnings`. The full guide is the resource skill://pick-a-method/SKILL.md.
 """
 
 Threshold = Annotated[float, Field(description="A row passes when reward >= this.")]
-FieldsArg = Annotated[dict[str, str] | None, Field(
-    description="Your field names, canonical -> yours (a dotted path reaches into objects): task_id, reward, "
-                "truncated, model, arm, tokens, e.g. {\"reward\": \"correct\", \"model\": \"sampling.model\"}.")]
-TrainerArg = Annotated[str, Field(description="Trainer whose config tool next_step names: prime-rl, trl or verl.")]
 Effect = Annotated[float, Field(gt=0, lt=1, description="The gain to prove, e.g. 0.05 (five points).")]
 Knobs = Annotated[Pairs, Field(description="Knobs as {key, value} pairs; a dotted key nests (method.name).")]
-
-
-class Setting(BaseModel):
-    """One knob or config key and its value (a typed pair, so strict tool schemas can carry it)."""
-
-    model_config = ConfigDict(extra="forbid")
-    key: str = Field(description="A method knob (group_size, teacher, correction, ...) or a dotted config key.")
-    value: str | float | int | bool | list[float] | None = Field(description="Its value; null deletes a config key.")
-
-
-SettingsArg = Annotated[list[Setting] | None, Field(description="A list of {key, value} pairs.")]
-
-
-def _settings(pairs: list[Setting] | None) -> dict[str, Any] | None:
-    return None if pairs is None else {p.key: p.value for p in pairs}
 
 
 def _version() -> str:
@@ -104,30 +86,32 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             raise ToolError(f"{e.__class__.__name__}: {e}") from None
 
     async def load(ctx: Context, rows: list[Row] | list[dict[str, Any]] | str | None, path: str | None, what: str,
-                   required: bool = True) -> routing.GradedRows | None:
+                   required: bool = True, fields: Fields | None = None) -> routing.GradedRows | None:
+        mapping = field_map(fields)
         if rows is not None and path is not None:
             raise ToolError(f"give {what} inline or {what}_path, not both")
         if path is not None:
             def report(done: int, total: int) -> None:
                 anyio.from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
                 anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
-            return await run(routing.read_rows, path, fields=fields, max_rows=options.max_rows,
+            return await run(routing.read_rows, path, fields=mapping, max_rows=options.max_rows,
                              max_bytes=options.max_bytes, progress=report)
         if rows is not None:
             dicts = await run(row_dicts, rows, what)
             if len(dicts) > options.max_rows:
                 raise ToolError(f"{len(dicts):,} rows is over the cap of {options.max_rows:,}; raise it with "
                                 f"--max-rows (or PICK_A_METHOD_MAX_ROWS), or pass a sample")
-            return await run(routing.as_rows, dicts, what=what)
+            return await run(routing.as_rows, dicts, what=what, fields=mapping)
         if required:
             raise ToolError(f"no {what}: pass {what} (row objects or JSONL text) or {what}_path (a file)")
         return None
 
     @mcp.tool(title="Can a cut-off reply pass? (question 1)", annotations=READ_ONLY)
     async def truncated_passes(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
-                               pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.TruncatedPasses:
+                               pass_threshold: Threshold = D.PASS_THRESHOLD,
+                               fields: FieldsArg = None) -> routing.TruncatedPasses:
         """Count rows cut off at the token cap that still passed. Above zero: fix the reward first."""
-        graded = await load(ctx, rows, rows_path, "rows")
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.truncated_passes, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="pass@1 with an interval, pass@k, pass^k", annotations=READ_ONLY)
@@ -144,10 +128,10 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
 
     @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
     async def band(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
-                   pass_threshold: Threshold = D.PASS_THRESHOLD) -> routing.Band:
+                   pass_threshold: Threshold = D.PASS_THRESHOLD, fields: FieldsArg = None) -> routing.Band:
         """The per-task band (floor, saturated or mixed), the share of tasks that split, and that share at
         larger k."""
-        graded = await load(ctx, rows, rows_path, "rows")
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.band, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Does the teacher clear the student? (question 5)", annotations=READ_ONLY)
@@ -158,11 +142,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             tokenizers_match: Annotated[bool | None, Field(description="Teacher and student share a tokenizer.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="Teacher tokenizer (local folder or cached hub id), checked against student_tokenizer.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="Student tokenizer.")] = None,
+            fields: FieldsArg = None,
     ) -> routing.TeacherClears:
         """Does the teacher beat the student by `effect` (95% intervals; paired bootstrap on shared tasks)? Score
         both on the same tasks at the student's max_tokens."""
-        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows")
-        s = await load(ctx, student_rows, student_rows_path, "student_rows")
+        t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
+        s = await load(ctx, student_rows, student_rows_path, "student_rows", fields=fields)
         match, notes = await _tokenizers(tokenizers_match, teacher_tokenizer, student_tokenizer)
         verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
                             tokenizers_match=match)
@@ -178,11 +163,11 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             alpha: Annotated[float, Field(gt=0, lt=1, description="Two-sided false-positive rate.")] = D.HOLDOUT_ALPHA,
             task_std: Annotated[float | None, Field(gt=0, description="One task's paired-difference sd, if known.")] = None,
             before_rows: RowsText = None, before_rows_path: PathArg = None,
-            after_rows: RowsText = None, after_rows_path: PathArg = None,
+            after_rows: RowsText = None, after_rows_path: PathArg = None, fields: FieldsArg = None,
     ) -> routing.HoldoutSize:
         """Held-out tasks that detect `effect` at `power`: binomial model, a known task sd, or before/after rows."""
-        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False)
-        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False)
+        before = await load(ctx, before_rows, before_rows_path, "before_rows", required=False, fields=fields)
+        after = await load(ctx, after_rows, after_rows_path, "after_rows", required=False, fields=fields)
         return await run(routing.holdout_size, effect, base=base, k=k, power=power, alpha=alpha, before=before,
                          after=after, task_std=task_std)
 
@@ -201,8 +186,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
     ) -> routing.Route:
         """Start here. Asks the skill's questions in order, stops at the first that decides; returns the route,
         methods, each question's evidence (trace), next_step (a ready call) and checks before the GPU."""
-        graded = await load(ctx, rows, rows_path, "rows")
-        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False)
+        graded = await load(ctx, rows, rows_path, "rows", fields=fields)
+        teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False, fields=fields)
         return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
                          taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
                          tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer)
@@ -272,7 +257,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
     async def trl_config(
             method: Annotated[str, Field(description="grpo, async (around grpo; correction icepop or tis), groupwise_grading, opd, sft or dpo.")],
             model: Annotated[str, Field(description="The model to train, e.g. Qwen/Qwen3-8B.")],
-            knobs: Annotated[list[Setting] | None, Field(description="The method's knobs as {key, value} pairs, e.g. group_size, teacher, correction.")] = None,
+            knobs: Annotated[Pairs, Field(description="The method's knobs as {key, value} pairs, e.g. group_size, teacher, correction.")] = None,
             dataset: Annotated[str | None, Field(description="The dataset (dataset_name); omit for a placeholder listed in needs.")] = None,
             reward_funcs: Annotated[list[str] | None, Field(description="grpo: TRL reward names or dotted import paths.")] = None,
             out: Annotated[str | None, Field(description="Write the .yaml here; omit to only return it.")] = None,
@@ -283,7 +268,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             batch: Annotated[int, Field(ge=1, description="Completions (grpo) or examples per optimizer step.")] = 64,
             lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
             vllm: Annotated[bool, Field(description="Generate with vLLM colocated on the training GPUs.")] = True,
-            overrides: Annotated[list[Setting] | None, Field(description="TRL keys to set last, as {key, value} pairs.")] = None,
+            overrides: Annotated[Pairs, Field(description="TRL keys to set last, as {key, value} pairs.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer to compare.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
     ) -> TrainerConfig:
@@ -292,16 +277,16 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         from pick_a_method.methods.trl import trl_config as write
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
-        return await run(write, method, model=model, knobs=_settings(knobs), dataset=dataset, reward_funcs=reward_funcs,
+        return await run(write, method, model=model, knobs=pairs_dict(knobs, nest=True), dataset=dataset, reward_funcs=reward_funcs,
                          out=out, overwrite=overwrite, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
-                         vllm=vllm, overrides=_settings(overrides), allowed_roots=list(options.write_roots),
+                         vllm=vllm, overrides=pairs_dict(overrides, nest=False), allowed_roots=list(options.write_roots),
                          tokenizers_match=check)
 
     @mcp.tool(title="Write the verl config", annotations=WRITES_FILE)
     async def verl_config(
             method: Annotated[str, Field(description="grpo, async (around grpo; correction tis or icepop) or opd.")],
             model: Annotated[str, Field(description="The model to train (actor_rollout_ref.model.path).")],
-            knobs: Annotated[list[Setting] | None, Field(description="The method's knobs as {key, value} pairs.")] = None,
+            knobs: Annotated[Pairs, Field(description="The method's knobs as {key, value} pairs.")] = None,
             train_files: Annotated[list[str] | None, Field(description="verl RL parquet files for training.")] = None,
             val_files: Annotated[list[str] | None, Field(description="Held-out parquet files.")] = None,
             reward_function: Annotated[str | None, Field(description="path/to/reward.py:function (default: verl's scorer for each row's data_source).")] = None,
@@ -313,7 +298,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             steps: Annotated[int, Field(ge=1, description="trainer.total_training_steps.")] = 100,
             batch: Annotated[int, Field(ge=1, description="Rollouts per step (prompts x group size).")] = 64,
             lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
-            overrides: Annotated[list[Setting] | None, Field(description="Dotted verl keys to set last, as {key, value} pairs.")] = None,
+            overrides: Annotated[Pairs, Field(description="Dotted verl keys to set last, as {key, value} pairs.")] = None,
             teacher_tokenizer: Annotated[str | None, Field(description="For opd: the teacher's tokenizer to compare.")] = None,
             student_tokenizer: Annotated[str | None, Field(description="For opd: the student's tokenizer.")] = None,
     ) -> TrainerConfig:
@@ -322,10 +307,10 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         from pick_a_method.methods.verl import verl_config as write
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
-        return await run(write, method, model=model, knobs=_settings(knobs), train_files=train_files,
+        return await run(write, method, model=model, knobs=pairs_dict(knobs, nest=True), train_files=train_files,
                          val_files=val_files, reward_function=reward_function, out=out, overwrite=overwrite, gpus=gpus,
                          nodes=nodes, teacher_gpus=teacher_gpus, steps=steps, batch=batch, lora=lora,
-                         overrides=_settings(overrides), allowed_roots=list(options.write_roots), tokenizers_match=check)
+                         overrides=pairs_dict(overrides, nest=False), allowed_roots=list(options.write_roots), tokenizers_match=check)
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(

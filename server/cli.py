@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("rows", help=rows_help)
         c.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
         c.add_argument("--json", action="store_true", help=as_json)
+        field_flags(c)
         return c
 
     r = rows_command("route", "route graded rows to a training method (start here)")
@@ -101,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
     r.add_argument("--preference-pairs", action="store_true", help="the rows hold natural better/worse pairs")
     r.add_argument("--trainer", default="prime-rl", choices=("prime-rl", "trl", "verl"),
-                   help="the trainer whose config tool the next step names (default prime-rl)")
+                   help="the trainer whose config tool the next step names: prime-rl, trl or verl (default: prime-rl)")
     rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
     rows_command("band", "question 3: floor, saturated or mixed?")
     pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
@@ -113,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
     t.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
     t.add_argument("--json", action="store_true", help=as_json)
+    field_flags(t)
     h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect",
                        description="held-out tasks needed to prove an effect", formatter_class=_Help)
     h.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
@@ -127,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--before", metavar="FILE", help="rows before training (base and k are read off them)")
     h.add_argument("--after", metavar="FILE", help="rows after training, on the same tasks")
     h.add_argument("--json", action="store_true", help=as_json)
+    field_flags(h)
     pv = sub.add_parser("preview-update", help="what a method's update rule keeps from logged trajectories "
                                                "(needs the [torch] extra)",
                         description="what a method's update rule keeps from logged trajectories (needs the "
@@ -183,6 +186,40 @@ def _parser() -> argparse.ArgumentParser:
                    help="LR schedule: constant, linear or cosine (default: prime-rl's constant)")
     c.add_argument("--warmup-steps", type=int, metavar="N", help="LR warmup steps (default: none)")
     c.add_argument("--json", action="store_true", help=as_json)
+    for name, what, methods in (
+            ("trl-config", "write the TRL YAML for a method (trl <command> --config FILE)",
+             "grpo, async (around grpo; correction icepop or tis), groupwise_grading, opd, sft or dpo"),
+            ("verl-config", "write the verl Hydra config for a method (python -m verl.trainer.main_ppo)",
+             "grpo, async (around grpo; correction tis or icepop) or opd")):
+        gpus = 1 if name == "trl-config" else 8
+        w = sub.add_parser(name, help=what, description=f"{what}: {methods}", formatter_class=_Help)
+        w.add_argument("method", help=methods)
+        w.add_argument("--model", required=True, help="the model to train, e.g. Qwen/Qwen3-8B (required)")
+        w.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
+                       help="a method knob, VALUE read as JSON when it parses (repeatable)")
+        w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="a config key to set last, VALUE read as JSON when it parses (repeatable)")
+        w.add_argument("--out", metavar="FILE", help="write the config here (default: print it)")
+        w.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
+        w.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
+                       help="refuse an --out outside these folders (repeatable; default: write anywhere)")
+        w.add_argument("--gpus", type=int, default=gpus, help=f"GPUs per node (default: {gpus})")
+        w.add_argument("--nodes", type=int, default=1, help="machines (default: 1)")
+        w.add_argument("--steps", type=int, default=100, help="training steps (default: 100)")
+        w.add_argument("--batch", type=int, default=64, help="rollouts or examples per step (default: 64)")
+        w.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
+        w.add_argument("--json", action="store_true", help=as_json)
+        if name == "trl-config":
+            w.add_argument("--dataset", help="the dataset (dataset_name; default: a placeholder to fill in)")
+            w.add_argument("--reward-func", action="append", dest="reward_funcs", metavar="NAME",
+                           help="grpo: a TRL reward name or dotted import path (repeatable)")
+            w.add_argument("--no-vllm", action="store_true", help="generate without vLLM")
+        else:
+            w.add_argument("--train-files", action="append", metavar="FILE", help="verl RL parquet files (repeatable)")
+            w.add_argument("--val-files", action="append", metavar="FILE", help="held-out parquet files (repeatable)")
+            w.add_argument("--reward-function", metavar="PATH:FN",
+                           help="path/to/reward.py:function (default: verl's scorer for each row's data_source)")
+            w.add_argument("--teacher-gpus", type=int, default=2, help="opd: GPUs for the teacher pool (default: 2)")
     return p
 
 
@@ -302,6 +339,20 @@ def _run_command(args: argparse.Namespace) -> Any:
         return prime_rl_config(args.taskset, args.method, model=args.model, knobs=_knobs(args.knob), out=args.out,
                                overwrite=args.overwrite, gpus=args.gpus, steps=args.steps, batch=args.batch,
                                lora=not args.no_lora, allowed_roots=roots, **_prime_rl_run_knobs(args))
+    if args.command in ("trl-config", "verl-config"):
+        common = dict(model=args.model, knobs=_knobs(args.knob), overrides=dict(map(_knob, args.set)),
+                      out=args.out, overwrite=args.overwrite, gpus=args.gpus, nodes=args.nodes, steps=args.steps,
+                      batch=args.batch, lora=not args.no_lora,
+                      allowed_roots=[Path(d).resolve() for d in args.allow_write] or None)
+        if args.command == "trl-config":
+            from pick_a_method.methods.trl import trl_config
+
+            return trl_config(args.method, dataset=args.dataset, reward_funcs=args.reward_funcs, vllm=not args.no_vllm,
+                              **common)
+        from pick_a_method.methods.verl import verl_config
+
+        return verl_config(args.method, train_files=args.train_files, val_files=args.val_files,
+                           reward_function=args.reward_function, teacher_gpus=args.teacher_gpus, **common)
     raise AssertionError(args.command)
 
 
@@ -347,7 +398,7 @@ def render(verdict: Any) -> str:
     for key, value in data.items():
         if key not in skip and value not in (None, [], {}):
             shown = value if isinstance(value, str) else json.dumps(_rounded(value))
-            lines.append(f"  {key}: {_cut(str(shown))}")
+            lines.append(f"  {key}: {shown if key == 'command' else _cut(str(shown))}")  # a command is run whole
     if data.get("text") and not data.get("path"):  # a written config is on disk: the summary names the file
         lines.append(data["text"])
     return "\n".join(lines)

@@ -25,6 +25,8 @@ COMMANDS = {
     "holdout-size": ["holdout-size", "--effect", "0.05", "-k", "8"],
     "prime-rl-config": ["prime-rl-config", "refunds-v1", "grpo", "--model", MODEL],
     "preview-update": ["preview-update", str(EXAMPLES / "traces.jsonl")],
+    "trl-config": ["trl-config", "grpo", "--model", MODEL],
+    "verl-config": ["verl-config", "grpo", "--model", MODEL],
     "--print-skill": ["--print-skill"],
 }
 
@@ -56,7 +58,7 @@ def test_every_argument_has_help_and_every_default_is_shown():
                 assert all(str(c) in action.help for c in action.choices), (name, action.dest)
     methods = subs["prime-rl-config"].format_help()
     assert all(m in methods for m in ("grpo", "max_rl", "rae", "opd", "opsd", "async"))
-    holdout = subs["holdout-size"].format_help()
+    holdout = " ".join(subs["holdout-size"].format_help().split())
     assert "default: 4" in holdout and "default: 0.6" in holdout and "default: 0.8" in holdout
 
 
