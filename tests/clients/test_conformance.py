@@ -45,6 +45,7 @@ SCENARIOS: dict[tuple[str, str], set[str]] = {
 # A scenario that needs a fixture tool we do not have: it must FAIL, or a pass above would prove nothing.
 NEGATIVE_CONTROL = ("tools-call-image", "2025-11-25")
 TOOLS = {"truncated_passes", "pass_at", "band", "teacher_clears", "holdout_size", "route", "prime_rl_config",
+         "trl_config", "verl_config",
          "preview_update"}
 LOOPBACK_ONLY = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1 and ::1 as /proc/net/tcp* spell them
 

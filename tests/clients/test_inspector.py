@@ -17,6 +17,7 @@ from pick_a_method.server.app import SKILL_URI, skill_text
 from .conftest import REPO, server_command
 
 TOOLS = {"truncated_passes", "pass_at", "band", "teacher_clears", "holdout_size", "route", "prime_rl_config",
+         "trl_config", "verl_config",
          "preview_update"}
 EXIT_OK, EXIT_TOOL_ERROR = 0, 5
 
