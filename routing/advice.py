@@ -29,7 +29,8 @@ def config_tool(trainer: str) -> str:
 
 
 def config_step(tool: str, method: str, *, taskset: str | None, model: str | None,
-                knobs: dict[str, Any] | None = None, why: str, needs: list[str] | None = None) -> NextStep:
+                knobs: dict[str, Any] | None = None, why: str, needs: list[str] | None = None,
+                batch: int | None = None) -> NextStep:
     """A call to the trainer's config tool (prime_rl_config, trl_config or verl_config): the same arguments."""
     needs = list(needs or [])
     if taskset is None:
@@ -40,6 +41,8 @@ def config_step(tool: str, method: str, *, taskset: str | None, model: str | Non
                             "model": model or "<the model you will train>"}
     if knobs:
         args["knobs"] = knobs
+    if batch:  # rollouts per step (issue 15), the same argument for every trainer's writer
+        args["batch"] = batch
     return NextStep(tool=tool, arguments=args, needs=needs, why=why)
 
 

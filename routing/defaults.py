@@ -19,6 +19,18 @@ BOOTSTRAP_DRAWS = 2000
 CI_LEVEL = 0.95
 BOOTSTRAP_SEED = 0
 
+# The interval on a mean pass rate over tasks (issue 16). The anchor's percentile task bootstrap covered 0.84-0.91
+# with 10 tasks on skewed or near-saturated rates, and gave a set where every task passes [1, 1]. Instead: a
+# score interval on the effective sample size m = p(1-p) / var(mean) (Kish 1965's design effect), m shrunk by
+# (z / t_{n-1})^2 for the estimated variance (Korn & Graubard 1998, Survey Methodology 24(2):193-201), held in
+# [n tasks, total rollouts]; Wilson (1927) above the floor, Agresti & Coull (1998, Am. Stat. 52:119) at it
+# (k = 1, or a set at one rate). Coverage 0.93-0.97 over 10/40/200 tasks x k 1/4/16 x four populations except
+# where the binomial lattice allows no symmetric rule in the band (10 tasks, k = 1, p = 0.5: 0.891 or 0.979).
+RATE_INTERVAL = "Wilson / Agresti-Coull on a Korn-Graubard effective sample size (bench/coverage_bench.py)"
+# The paired teacher - student difference: MOVER (Zou & Donner 2008, Comput. Stat. Data Anal. 52:3209;
+# Newcombe 1998, Stat. Med. 17:2635), built from each arm's RATE_INTERVAL and the tasks' correlation.
+PAIRED_INTERVAL = "MOVER from the two arms' rate intervals (Zou & Donner 2008)"
+
 # Fewer split tasks than this and a grouped method has little to learn from: GRPO on 6 mixed tasks of 84
 # gave grad_norm 0 (whileai TRAIN_MIN_MIXED_TASKS = 32, issues #396/#397).
 MIN_SPLIT_TASKS = 32
@@ -48,3 +60,33 @@ RL_ROLLOUTS_PER_PROMPT = 8
 # about 100,000 characters (reference/mcp.md section 0, item 8).
 LIST_LIMIT = 20
 LIST_CHARS = 40_000
+
+# The prior behind the split prediction (issue 15): Beta(a, b) over the tasks' pass rates by beta-binomial
+# maximum likelihood (Skellam 1948, J. R. Stat. Soc. B 10:257; Griffiths 1973), each task then predicted
+# under its posterior. a + b is searched over exp(-7)..exp(12): past that the fit is a binomial.
+SPLIT_PRIOR = "beta-binomial maximum likelihood, per-task posterior predictive"
+PRIOR_LOG_CONC_RANGE = (-7.0, 12.0)
+
+# Rollouts per prompt the advice compares (issue 15: k = 2 to 64) and the smallest gain in split share that
+# makes "sample more per task" worth saying (3 points, issue 15).
+ROLLOUT_CANDIDATES = (2, 4, 8, 16, 32, 64)
+MIN_SPLIT_GAIN = 0.03
+
+# Informative groups a step should carry: the same 32 as MIN_SPLIT_TASKS (whileai TRAIN_MIN_MIXED_TASKS).
+TARGET_INFORMATIVE_GROUPS = 32
+# Task resamples behind the split prediction's interval (each refits the prior; 200 keeps band under ~0.3 s).
+PRIOR_DRAWS = 200
+
+# What "a group with signal" means (issue 15 point 5): binary rewards split (a pass and a fail); otherwise a
+# grouped method's advantage is the reward minus the group mean, so any spread within the group is signal
+# and identical rewards (0.7 four times) are none. The split prediction is made on pass/fail at the threshold.
+SIGNAL_DEFINITIONS = {"binary": "pass rate strictly between 0 and 1",
+                      "spread": "rewards differ within the group (non-binary rewards)"}
+
+# Task resamples behind the route's confidence (the pass@1 bootstrap's 2000 draws) and the confidence under
+# which the summary says the route is not sure.
+CONFIDENCE_DRAWS = 2000
+CONFIDENCE_SAY_BELOW = 0.9
+
+# Steps the route's cost estimate assumes: prime_rl_config's default (methods/defaults.py PRIME_RL_STEPS).
+COST_STEPS = 100

@@ -13,8 +13,9 @@ import numpy as np
 from . import defaults as D
 from .errors import InputError
 from .rows import NAME_LIMIT, GradedRows, RowsLike, as_rows, display_name
+from .forecast import rollout_advice, signal, table_moments
+from .stats import bootstrap_ci, pass_at_k_per_group
 from .table import Table, table_of
-from .stats import bootstrap_ci, pass_at_k_per_group, split_probability
 from .verdicts import (Band, NextStep, OnPolicy, PairedDifference, PassAt, RolloutsPerTask, RowRef,
                        TeacherClears, TruncatedPasses)
 
@@ -228,7 +229,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
                       **common)
     rates = g.rates
     p1 = float(rates.mean())
-    ci = bootstrap_ci(rates)
+    ci = bootstrap_ci(rates, rollouts=g.n)  # capped at what the rollouts can be worth (issue 16)
     if k is None:
         multi = g.n[g.n >= 2]
         k = int(multi.min()) if len(multi) else 1
@@ -284,13 +285,26 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
                     next_step=NextStep(tool=None, why="Grade the rollouts first; ungraded rows are not fails."))
     rates = g.rates
     multi = g.n >= 2
-    n_split = int(((rates > 0) & (rates < 1) & multi).sum())
+    total, spread, tokens = table_moments(g)
+    has_signal, definition = signal(g.c, g.n, total, spread, nonbinary=g.n_nonbinary > 0)
+    n_split = int((has_signal & multi).sum())
     n_fail, n_pass = int((rates == 0).sum()), int((rates == 1).sum())
     n_single = int((~multi).sum())
     k = int(g.n[multi].min()) if multi.any() else 1
     split_share = n_split / int(multi.sum()) if multi.any() else None
-    predicted = {str(kk): round(float(split_probability(rates, kk).mean()), 4)
-                 for kk in sorted({*D.PREDICT_SPLIT_AT, max(k, 2)}) if kk >= max(k, 2)}
+    few = n_fail < len(rates) and n_pass < len(rates) and n_split < D.MIN_SPLIT_TASKS  # mixed, too few split
+    advice, predicted, predicted_ci = None, {}, {}
+    if int(multi.sum()) >= D.MIN_CI_TASKS:  # a prior needs grouped tasks to see how rates spread
+        advice, fit = rollout_advice(g.c[multi], g.n[multi], k_now=k, few_split=few,
+                                     tokens=tokens[multi] if tokens is not None else None)
+        shown = [kk for kk in sorted({*D.PREDICT_SPLIT_AT, max(k, 2)}) if kk >= max(k, 2)]
+        predicted = {str(kk): round(fit["by_k"][kk].share, 4) for kk in shown}
+        predicted_ci = {str(kk): (round(fit["by_k"][kk].ci95[0], 4), round(fit["by_k"][kk].ci95[1], 4))
+                        if fit["by_k"][kk].ci95 else None for kk in shown}
+    if g.n_nonbinary:
+        warnings.append(f"rewards are not all 0/1: a group has signal when its rewards differ ({n_split} of "
+                        f"{int(multi.sum())} grouped tasks); the predicted split share reads pass/fail at reward >= "
+                        f"{pass_threshold:g}")
     if n_fail == len(rates):
         verdict = "floor"
         summary = (f"Floor: all {plural(len(rates), 'task')} fail. More rollouts cannot help (no draw passes); the model "
@@ -303,17 +317,30 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
         verdict = "mixed"
         share = f"{split_share:.0%}" if split_share is not None else "n/a"
         summary = f"Mixed: {n_split} of {int(multi.sum())} grouped tasks split ({share}); {n_fail} always fail, {n_pass} always pass."
-    few = verdict == "mixed" and n_split < D.MIN_SPLIT_TASKS
-    if few:
-        best = max(predicted.items(), key=lambda kv: int(kv[0]))
+    if verdict != "mixed" and g.n_nonbinary and n_split:
+        warnings.append(f"{n_split} {verdict} groups still have reward spread: a grouped method gets signal from them")
+    if few and advice is not None and advice.suggested_group_size:
+        more = next(p for p in advice.per_k if p.k == advice.suggested_group_size)
         summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+): sample more per task "
-                    f"(about {best[1]:.0%} would split at k={best[0]}) or try ReinforceAda.")
+                    f"(about {more.split_share:.0%} would split at k={more.k}, {advice.gain:+.0%} on k={k}) or try "
+                    f"ReinforceAda.")
+    elif few:
+        top = advice.per_k[-1] if advice is not None else None
+        reach = (f": about {top.split_share:.0%} would split even at k={top.k} ({top.split_share * int(multi.sum()):.0f} "
+                 f"tasks)" if top else "")
+        summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+), and more rollouts per "
+                    f"task do not reach that{reach}. Add tasks in the band, or try ReinforceAda.")
+    if advice is not None and advice.prompts_per_step and advice.prompts_per_step > len(rates):
+        warnings.append(f"{advice.target_groups} groups with signal per step take {advice.prompts_per_step} prompts at "
+                        f"k={advice.group_size}, more than the {len(rates)} tasks here: each step would repeat tasks; "
+                        f"add tasks")
     if len(rates) < D.MIN_CI_TASKS:
         warnings.append(f"only {plural(len(rates), 'graded task')}: a band read off so few tasks says little; score more")
     if n_single:
         warnings.append(single_warning(n_single))
-    return Band(verdict=verdict, summary=summary, split_share=split_share, n_tasks=len(rates), n_split=n_split,
-                n_all_fail=n_fail, n_all_pass=n_pass, n_single=n_single, k=k, pass_at_1=float(rates.mean()),
-                predicted_split_share=predicted, few_split=few, warnings=warnings,
+    return Band(verdict=verdict, summary=summary, split_share=split_share, split_definition=definition,
+                n_tasks=len(rates), n_split=n_split, n_all_fail=n_fail, n_all_pass=n_pass, n_single=n_single, k=k,
+                pass_at_1=float(rates.mean()), predicted_split_share=predicted, predicted_split_ci95=predicted_ci,
+                few_split=few, rollouts=advice, warnings=warnings,
                 next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],
                                    why="Ask the remaining questions (on-policy, teacher) through route."))

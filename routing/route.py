@@ -19,6 +19,8 @@ import numpy as np
 
 from . import defaults as D
 from .advice import before_gpu, candidate_evidence, config_step, config_tool, others_line, score_others
+from .forecast import confidence_fields, cost_estimate, signal, table_moments
+from .prior import BetaPrior
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
 from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
 from .rows import GradedRows, RowsLike, as_rows
@@ -70,12 +72,26 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     if model:
         args["model"] = model
 
+    sure: dict[str, Any] = {}  # the route's confidence, advice and cost, once the rates decide (issue 15)
+
     def done(name: str, methods: list[str], summary: str, step: NextStep, *, alternatives: list[NextStep] = (),
              gpu: bool = True) -> Route:
         checks = before_gpu(g, model, effect) if gpu else []
+        extra = dict(sure)
+        if "confidence" in extra and extra["confidence"] < D.CONFIDENCE_SAY_BELOW:
+            summary += (f" Not sure: {extra['confidence']:.0%} of task resamples give this route, "
+                        f"{extra['runner_up_share']:.0%} give {extra['runner_up']}; score more tasks to settle it.")
         return Route(verdict=name, route=name, methods=methods, summary=summary, next_step=step,
                      trace=sorted(trace, key=lambda t: t.question), alternatives=list(alternatives),
-                     before_gpu=checks, warnings=list(dict.fromkeys(warnings)), **base_fields)
+                     before_gpu=checks, warnings=list(dict.fromkeys(warnings)), **base_fields, **extra)
+
+    def how_sure(tail: str, teacher: tuple | None = None) -> None:
+        """Re-decide the data-driven questions on resamples of the trained model's groups; `tail` is where the
+        questions the rates do not decide (on-policy) lead."""
+        total, spread, _ = table_moments(g)
+        mask, _ = signal(g.c, g.n, total, spread, nonbinary=g.n_nonbinary > 0)
+        fields_, _ = confidence_fields(g.c, g.n, tail=tail, teacher=teacher, effect=effect, signal_mask=mask)
+        sure.update(fields_)
 
     # 1. Can a cut-off reply pass? (every row in the file: one grader scored them all)
     tp = truncated_passes(all_rows, pass_threshold=pass_threshold)
@@ -110,6 +126,11 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                     NextStep(tool="holdout_size", arguments={"effect": effect},
                              why="See how many tasks it takes to prove an effect."), gpu=False)
 
+    # Question 4's answer is not a rate, so a resample holds it: it names where the route ends (the tail).
+    op = on_policy(all_rows, model, pass_threshold=pass_threshold)
+    pairs = bool(preference_pairs) or rows.has_pairs
+    tail = ("dpo" if pairs else "sft") if op.kind == "other_model" else "grpo"
+
     # 2. How many rollouts per prompt?
     rp = rollouts_per_task(rows, pass_threshold=pass_threshold)
     decided = rp.verdict in ("single", "mostly_single")
@@ -118,6 +139,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                                      "n_tasks": rp.n_tasks}))
     warnings += [w for w in rp.warnings if w not in warnings]
     if decided:
+        how_sure(tail)
         return done("single_rollout", ["FlashReinforce", "SAO", "BPCO", "rae"],
                     f"{rp.summary} Use a single-rollout method in your trainer (FlashReinforce: batch baseline; SAO: "
                     f"critic + token band; BPCO: bounded critic) or prime-rl's rae (EMA baseline). If you can re-run "
@@ -130,7 +152,6 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
 
     # 3. Which band?
     b = band(rows, pass_threshold=pass_threshold)
-    op = on_policy(all_rows, model, pass_threshold=pass_threshold)
     decided = b.verdict in ("floor", "saturated")
     trace.append(TraceStep(question=3, name="band", answer=b.verdict, decided=decided,
                            evidence={"split_share": b.split_share, "n_split": b.n_split, "n_all_fail": b.n_all_fail,
@@ -140,6 +161,8 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     if decided and op.kind == "other_model":
         warnings.append(f"the band was read off rows another model sampled ({', '.join(list(op.models)[:2])}); "
                         f"measure it on {model}, the model you will train")
+    if decided:
+        how_sure(tail)
     if b.verdict == "floor":
         size = params_b if params_b is not None else model_params_b(model)
         if size is not None and size < D.OPSD_MIN_PARAMS_B:
@@ -161,8 +184,10 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                              why="Audit the grader, then rank the passes with GroupwiseGrading (mode 'reward' is GRS, "
                                  "'advantage' is GAR); if no grader tells them apart, harden the eval."))
     if b.few_split:
-        warnings.append(f"only {b.n_split} split tasks: a grouped method wants {D.MIN_SPLIT_TASKS}+; sample more per "
-                        f"task or add ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
+        more = (f"sample {b.rollouts.suggested_group_size} per task" if b.rollouts and b.rollouts.suggested_group_size
+                else "add tasks in the band (more rollouts per task do not reach it)")
+        warnings.append(f"only {b.n_split} split tasks: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
+                        f"ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
 
     # 5. Is there a stronger teacher? (the seed asks it before question 4; the trace lists questions in order)
     scored = score_others(others, rows, effect, pass_threshold, tokenizers_match) if others else {}
@@ -193,6 +218,13 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                            evidence=evidence))
     if tc is not None:
         warnings += [w for w in tc.warnings if w not in warnings and not w.startswith("student: ")]
+    judged = chosen or shown  # the teacher the rates judged; re-decided on resamples where its intervals decided
+    if judged is not None and judged.decided_by == "unpaired" and judged.verdict in ("clears", "does_not_clear"):
+        t_rows = t_given if judged is tc else others[next(n for n, c in scored.items() if c is judged)]
+        tg = table_of(t_rows, pass_threshold).graded()
+        how_sure(tail, (tg.c, tg.n))
+    else:  # no teacher, or one decided on the paired tasks (held as decided: the resample is per arm)
+        how_sure(tail)
     if chosen is not None:
         knobs: dict[str, Any] = {"teacher": t_name or "<teacher model>"}
         step_needs = [] if t_name else ["knobs.teacher"]
@@ -207,7 +239,6 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
                                    why="OPD pulls the student toward the teacher token by token."))
 
     # 4. Did the model you will train write these rows?
-    pairs = bool(preference_pairs) or rows.has_pairs
     decided = op.kind == "other_model"
     trace.append(TraceStep(question=4, name="on_policy", answer=op.verdict if op.verdict != "no" else op.kind,
                            decided=decided, evidence={"kind": op.kind, "share_named": op.share_named,
@@ -231,20 +262,33 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     methods = ["Async(GRPO, ipo)"] if stale else ["GRPO"]
     if b.few_split:
         methods.append("ReinforceAda")
-    knobs = {"group_size": 16} if b.few_split else None
+    advice = b.rollouts
+    # the batch only where the tasks can fill it: more prompts per step than tasks would repeat them (band warns)
+    fits = advice is not None and advice.batch and advice.prompts_per_step <= g.n_tasks
+    knobs = {"group_size": advice.group_size} if fits else None
+    batch = advice.batch if fits else None
+    if advice is not None:
+        sure["rollouts"] = advice
+        _, _, tokens = table_moments(g)
+        multi = g.n >= 2
+        sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, BetaPrior(advice.prior["a"], advice.prior["b"], 0.0),
+                                     tokens=tokens[multi] if tokens is not None else None)
     if stale:
         step = _prime_rl_step("async", taskset=taskset, model=model,
                               knobs={"method": {"name": "grpo", **knobs} if knobs else "grpo", "correction": "ipo"},
-                              why="Grouped RL on split tasks, with a staleness bound and ipo correction for the "
-                                  "async sampler.")
+                              batch=batch, why="Grouped RL on split tasks, with a staleness bound and ipo correction "
+                                               "for the async sampler.")
     else:
-        step = _prime_rl_step("grpo", taskset=taskset, model=model, knobs=knobs,
+        step = _prime_rl_step("grpo", taskset=taskset, model=model, knobs=knobs, batch=batch,
                               why="Grouped RL on the split tasks with your program grader.")
     trace.append(TraceStep(question=6, name="route", answer="grpo", decided=True,
                            evidence={"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,
                                      "async": stale}))
     summary = f"{b.summary} GRPO learns from the split tasks" + (" (wrap it in Async: the rows come from an older "
                                                                  "checkpoint)." if stale else ".")
+    if batch:
+        summary += (f" Sample {advice.prompts_per_step} prompts x {advice.group_size} per step (batch {batch}) for "
+                    f"about {advice.target_groups} groups with signal each.")
     alternatives = [NextStep(tool=None, arguments={"method": "dpo"}, why="The rows carry natural better/worse pairs: "
                              "DPO is an option too.")] if pairs else []
     return done("grpo", methods, summary, step, alternatives=alternatives)

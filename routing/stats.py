@@ -1,8 +1,11 @@
-"""The statistics behind the verdicts: a task bootstrap, the unbiased pass@k / pass^k estimators, sizing.
+"""The statistics behind the verdicts: task-level intervals, a task bootstrap, the unbiased pass@k / pass^k
+estimators, sizing.
 
-The bootstrap resamples tasks, not rows (Miller 2024, arXiv:2411.00640). Per-task pass rates take few
-distinct values (c/n), so one resample of n tasks is a multinomial draw over those values: the cost grows
-with draws x distinct values, not draws x tasks.
+Both treat the task as the unit (Miller 2024, arXiv:2411.00640). The intervals are analytic (issue 16: the
+percentile bootstrap ran short with few tasks and skewed rates; bench/coverage_bench.py has the table). The
+bootstrap stays for what has no closed form (holdout_size's range, the route's confidence): per-task pass
+rates take few distinct values (c/n), so one resample of n tasks is a multinomial draw over those values,
+and the cost grows with draws x distinct values, not draws x tasks.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ _BLOCK_CELLS = 1 << 22
 
 
 def percentile_interval(means: np.ndarray, level: float = D.CI_LEVEL) -> tuple[float, float]:
-    """Order statistics of sorted resample means, as the anchor takes them (2000 draws: 50th and 1949th)."""
+    """Order statistics of sorted resample means, as the anchor takes them (2000 draws: 50th and 1949th); kept
+    for bench/coverage_bench.py's comparison and for ranges with no closed form."""
     means = np.sort(means)
     draws = len(means)
     lo = int((1 - level) / 2 * draws)
@@ -53,23 +57,124 @@ def bootstrap_moments(values: np.ndarray, *, draws: int = D.BOOTSTRAP_DRAWS,
     return mean, var
 
 
-def bootstrap_means(values: np.ndarray, *, draws: int = D.BOOTSTRAP_DRAWS, seed: int = D.BOOTSTRAP_SEED) -> np.ndarray:
-    """Means of `draws` resamples (with replacement, same size) of `values`."""
-    return bootstrap_moments(values, draws=draws, seed=seed)[0]
+def t_quantile(p: float, df: float) -> float:
+    """Student-t quantile: exact at df 1 and 2, else the Cornish-Fisher series in 1/df (Abramowitz & Stegun
+    26.7.5; |error| < 4e-3 at df 3, < 2e-5 from df 9). The normal quantile at infinite df."""
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = NormalDist().inv_cdf(p)
+    if not math.isfinite(df):
+        return z
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
-def bootstrap_ci(values: np.ndarray, *, draws: int = D.BOOTSTRAP_DRAWS, level: float = D.CI_LEVEL,
-                 seed: int = D.BOOTSTRAP_SEED) -> tuple[float, float] | None:
-    """95% percentile bootstrap interval of the mean, or None under MIN_CI_TASKS values."""
+def rate_intervals(values: np.ndarray, *, n_max: float | np.ndarray = np.inf,
+                   level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """The task-level interval on the mean of per-task values in [0, 1], one per row of `values` (evals x tasks).
+
+    A score interval on an effective sample size (D.RATE_INTERVAL): m = p(1-p) / var(mean) tasks, shrunk by
+    (z / t_{n-1})^2 for the estimated variance (Korn & Graubard 1998) and held in [n, n_max]. m = n is the
+    bound: no [0, 1] value varies more than p(1-p), so there the variance is known, not estimated, and the
+    interval is Agresti-Coull on n tasks; above it, Wilson on m. A set at one rate (every task passes, say)
+    has no variance estimate and gets the task-level interval: n tasks, not a point. n_max (total rollouts
+    for pass rates) is the most a sample can be worth: every task at the same rate."""
+    values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    n = values.shape[1]
+    return score_intervals(values.mean(axis=1), values.var(axis=1, ddof=1), n, n_max=n_max, level=level)
+
+
+def score_intervals(mean: np.ndarray, var: np.ndarray, n: int, *, n_max: float | np.ndarray = np.inf,
+                    level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """`rate_intervals` from each sample's mean and sample variance (ddof 1) over n tasks, so a resample
+    needs only its moments (the route's confidence re-decides thousands of them)."""
+    p = np.asarray(mean, dtype=np.float64)
+    var = np.asarray(var, dtype=np.float64) / n
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    shrink = (z / t_quantile((1 + level) / 2, n - 1)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = p * (1 - p) / var * shrink
+    m = np.where(var > 0, np.clip(np.nan_to_num(m, nan=n, posinf=n), n, n_max), float(n))
+    total = m + z * z
+    centre = (m * p + z * z / 2) / total
+    wilson = z / total * np.sqrt(np.maximum(m * p * (1 - p), 0.0) + z * z / 4)
+    agresti = z * np.sqrt(centre * (1 - centre) / total)
+    half = np.where(m <= n, agresti, wilson)
+    return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
+
+
+def paired_intervals(a: np.ndarray, b: np.ndarray, *, n_max_a: float | np.ndarray = np.inf,
+                     n_max_b: float | np.ndarray = np.inf,
+                     level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """The interval on mean(a - b) over paired tasks (rows: evals, columns: shared tasks), both in [0, 1]:
+    MOVER (D.PAIRED_INTERVAL) recovers it from each arm's own rate interval and the tasks' correlation, so it
+    keeps their asymmetry near 0 or 1, where a symmetric interval on the differences runs short."""
+    a = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    la, ua = rate_intervals(a, n_max=n_max_a, level=level)
+    lb, ub = rate_intervals(b, n_max=n_max_b, level=level)
+    pa, pb = a.mean(axis=1), b.mean(axis=1)
+    ca, cb = a - pa[:, None], b - pb[:, None]
+    den = np.sqrt((ca * ca).sum(axis=1) * (cb * cb).sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(den > 0, (ca * cb).sum(axis=1) / den, 0.0)
+    d = pa - pb
+    low = d - np.sqrt(np.maximum((pa - la) ** 2 + (ub - pb) ** 2 - 2 * rho * (pa - la) * (ub - pb), 0.0))
+    high = d + np.sqrt(np.maximum((ua - pa) ** 2 + (pb - lb) ** 2 - 2 * rho * (ua - pa) * (pb - lb), 0.0))
+    return np.maximum(low, -1.0), np.minimum(high, 1.0)
+
+
+def _difference_interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    """Differences alone (no arms): t on n - 1 df; a set of equal differences gets the rule-of-three share of
+    tasks (z^2 / (n + z^2)) that may differ by up to 1 unseen."""
+    n = len(values)
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    half = t_quantile((1 + level) / 2, n - 1) * sd / math.sqrt(n)
+    if sd == 0:
+        z = NormalDist().inv_cdf((1 + level) / 2)
+        half = z * z / (n + z * z)
+    return max(mean - half, -1.0), min(mean + half, 1.0)
+
+
+def task_ci(values: np.ndarray, *, level: float = D.CI_LEVEL,
+            rollouts: np.ndarray | None = None) -> tuple[float, float] | None:
+    """95% interval of the mean of per-task values, or None under MIN_CI_TASKS tasks. Values in [0, 1]
+    (pass rates, pass@k): `rate_intervals`, capped at the binomial worth of `rollouts` per task when given;
+    values below 0 (differences): t with a rule-of-three floor (prefer `paired_ci`, which sees both arms)."""
+    values = np.asarray(values, dtype=np.float64)
     if len(values) < D.MIN_CI_TASKS:
         return None
-    return percentile_interval(bootstrap_means(values, draws=draws, seed=seed), level)
+    if values.min() < 0:
+        return _difference_interval(values, level)
+    n_max = np.inf if rollouts is None else len(values) ** 2 / float(np.sum(1.0 / np.asarray(rollouts)))
+    lo, hi = rate_intervals(values, n_max=n_max, level=level)
+    return float(lo[0]), float(hi[0])
+
+
+def paired_ci(a: np.ndarray, b: np.ndarray, *, level: float = D.CI_LEVEL) -> tuple[float, float] | None:
+    """95% interval of mean(a - b) over paired per-task rates, or None under MIN_CI_TASKS shared tasks."""
+    if len(a) < D.MIN_CI_TASKS:
+        return None
+    lo, hi = paired_intervals(a, b, level=level)
+    return float(lo[0]), float(hi[0])
+
+
+# The questions' name for the interval; it was the anchor's percentile bootstrap before issue 16.
+bootstrap_ci = task_ci
 
 
 def pass_at_k_per_group(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Unbiased per-group pass@k = 1 - C(n-c, k)/C(n, k) (Chen et al. 2021) and pass^k = C(c, k)/C(n, k)
     (Yao et al. 2024, tau-bench). Groups must have n >= k. Exact integer combinatorics per distinct (n, c)."""
-    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    n, c = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    base = int(n.max()) + 1 if len(n) else 1
+    keys, inverse = np.unique(n * base + c, return_inverse=True)  # a 1-D unique: many times faster than rows
+    pairs = np.stack([keys // base, keys % base], axis=1)
     at_k = np.empty(len(pairs))
     pow_k = np.empty(len(pairs))
     for j, (nj, cj) in enumerate(pairs.tolist()):
@@ -78,11 +183,6 @@ def pass_at_k_per_group(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarra
         pow_k[j] = math.comb(cj, k) / total
     inverse = inverse.reshape(-1)
     return at_k[inverse], pow_k[inverse]
-
-
-def split_probability(p: np.ndarray, k: int) -> np.ndarray:
-    """Chance that k draws at pass rate p hold both a pass and a fail: 1 - p^k - (1-p)^k."""
-    return 1.0 - p**k - (1.0 - p) ** k
 
 
 def z_power(power: float, alpha: float) -> float:

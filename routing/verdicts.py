@@ -65,11 +65,11 @@ class RolloutsPerTask(Verdict):
 
 
 class PassAt(Verdict):
-    """Per-task pass rates, pass@1 with a 95% task-bootstrap interval, pass@k and pass^k."""
+    """Per-task pass rates, pass@1 with a 95% task-level interval, pass@k and pass^k."""
 
     verdict: Literal["measured", "no_interval", "empty"]
     pass_at_1: float | None = Field(description="Mean over tasks of the per-task pass rate.")
-    ci95: Interval | None = Field(description="95% percentile bootstrap over tasks; null under 3 tasks.")
+    ci95: Interval | None = Field(description="95% task-level interval (Wilson / Agresti-Coull on an effective sample size, issue 16); null under 3 tasks.")
     k: int = Field(description="The k of pass@k and pass^k (default: the smallest group).")
     pass_at_k: float | None = Field(description="Unbiased pass@k (Chen et al. 2021) over groups of at least k.")
     pass_pow_k: float | None = Field(description="Unbiased pass^k (Yao et al. 2024) over groups of at least k.")
@@ -89,11 +89,61 @@ class PassAt(Verdict):
         "When the rows come from several samplers or arms: each one's rows, tasks and pass@1 (never pooled)."))
 
 
+class SplitAtK(BaseModel):
+    k: int = Field(description="Rollouts per prompt.")
+    split_share: float = Field(description="Predicted share of groups of k that split (a pass and a fail).")
+    ci95: Interval | None = Field(description="95% task bootstrap, the prior refitted on each resample.")
+    informative_per_1000_rollouts: float = Field(description="Groups with signal per 1,000 sampled rollouts.")
+    informative_per_million_tokens: float | None = Field(
+        description="Groups with signal per million completion tokens; null without token counts.")
+
+
+class RolloutAdvice(BaseModel):
+    """How many rollouts per prompt to sample, from a beta-binomial prior over the tasks' pass rates."""
+
+    prior: dict[str, float] = Field(description="The Beta(a, b) prior fitted to the per-task counts.")
+    per_k: list[SplitAtK]
+    best_k: int = Field(description="The k with the most informative groups per rollout (per token where known).")
+    best_k_by: Literal["rollouts", "tokens"]
+    group_size: int = Field(description="The group size the advice sizes the batch for.")
+    suggested_group_size: int | None = Field(
+        description="A larger group size worth sampling (a gain of 3+ points in split share), or null.")
+    gain: float | None = Field(description="Predicted split share at suggested_group_size minus the share now.")
+    target_groups: int = Field(description="Informative groups wanted per step.")
+    prompts_per_step: int | None = Field(description="Prompts per step that give target_groups on average.")
+    batch: int | None = Field(description="Rollouts per step: prompts_per_step x group_size (prime-rl batch_size).")
+
+
+class RunCostEstimate(BaseModel):
+    """What the suggested run samples: rollouts and tokens per step and in total, and what carries no signal."""
+
+    group_size: int
+    prompts_per_step: int
+    rollouts_per_step: int
+    steps: int
+    rollouts_total: int
+    signal_share: float = Field(description="Expected share of groups with signal (nonzero advantages).")
+    no_signal_rollout_share: float
+    mean_tokens: float | None = Field(description="Mean completion tokens per rollout, from the rows.")
+    tokens_per_step: float | None
+    tokens_total: float | None
+    no_signal_token_share: float | None
+    trained_tokens_per_step: float | None = Field(
+        description="Tokens the prime-rl trainer sees per step after filter_zero_advantages (inference samples "
+                    "tokens_per_step).")
+    inference_gpus: int | None = None
+    trainer_gpus: int | None = None
+    missing: list[str] = Field(default_factory=list, description="What the estimate lacks, and where to get it.")
+
+
 class Band(Verdict):
     """Question 3: the per-task band (floor, saturated or mixed) and how many tasks split."""
 
     verdict: Literal["floor", "saturated", "mixed", "empty"]
-    split_share: float | None = Field(description="Share of tasks (with 2+ graded rollouts) that both pass and fail.")
+    split_share: float | None = Field(description="Share of tasks (with 2+ graded rollouts) whose group has signal "
+                                                  "(split_definition says which definition).")
+    split_definition: str = Field("pass rate strictly between 0 and 1",
+                                  description="What counts as a group with signal here.")
     n_tasks: int
     n_split: int
     n_all_fail: int
@@ -102,8 +152,12 @@ class Band(Verdict):
     k: int
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
-        description="k -> mean over tasks of 1 - p^k - (1-p)^k: the split share to expect at that many rollouts.")
+        description="k -> predicted share of groups that split at k, each task under its posterior from a "
+                    "beta-binomial prior (pass/fail at pass_threshold).")
+    predicted_split_ci95: dict[str, Interval | None] = Field(
+        default_factory=dict, description="k -> 95% task-bootstrap interval on predicted_split_share.")
     few_split: bool = Field(description="Fewer split tasks than a grouped method needs (see the summary).")
+    rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt to sample, and the batch.")
 
 
 class OnPolicy(Verdict):
@@ -136,7 +190,7 @@ class TeacherClears(Verdict):
     teacher_ci95: Interval | None
     student_pass_at_1: float | None
     student_ci95: Interval | None
-    paired: PairedDifference | None = Field(description="Bootstrap of the per-task difference on shared tasks.")
+    paired: PairedDifference | None = Field(description="The per-task difference on shared tasks, with a MOVER interval.")
     tokenizers_match: bool | None = Field(description="Whether teacher and student share a tokenizer, if known.")
     decided_by: Literal["paired", "unpaired"] | None = Field(None, description=(
         "Which test decided: the paired bootstrap on shared tasks where there are any, else the unpaired rule."))
@@ -184,3 +238,10 @@ class Route(Verdict):
     model: str | None
     n_rows: int
     n_tasks: int
+    confidence: float | None = Field(
+        None, description="Share of task resamples whose data-driven questions give this route; null where the "
+                          "route was not decided by per-task rates.")
+    runner_up: str | None = Field(None, description="The most common other route over the resamples.")
+    runner_up_share: float | None = None
+    rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt and batch, for grouped routes.")
+    cost: RunCostEstimate | None = Field(None, description="What the suggested grouped run samples.")

@@ -121,7 +121,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                       per_task_offset: Annotated[int, Field(ge=0, description="Page through per_task from here.")] = 0,
                       per_task_limit: Annotated[int, Field(ge=0, le=1000, description="Tasks listed in per_task.")] = 50,
                       fields: FieldsArg = None) -> routing.PassAt:
-        """Per-task pass rates, pass@1 with a 95% bootstrap interval over tasks, and unbiased pass@k and pass^k."""
+        """Per-task pass rates, pass@1 with a 95% task-level interval, and unbiased pass@k and pass^k."""
         graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         return await run(routing.pass_at, graded, k=k, pass_threshold=pass_threshold,
                          per_task_offset=per_task_offset, per_task_limit=per_task_limit)
@@ -144,7 +144,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             student_tokenizer: Annotated[str | None, Field(description="Student tokenizer.")] = None,
             fields: FieldsArg = None,
     ) -> routing.TeacherClears:
-        """Does the teacher beat the student by `effect` (95% intervals; paired bootstrap on shared tasks)? Score
+        """Does the teacher beat the student by `effect` (95% intervals; paired interval on shared tasks)? Score
         both on the same tasks at the student's max_tokens."""
         t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
         s = await load(ctx, student_rows, student_rows_path, "student_rows", fields=fields)

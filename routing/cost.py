@@ -1,0 +1,98 @@
+"""What a suggested run will cost (issue 15): rollouts and tokens per step and in total, the share spent on
+groups that carry no signal, and for prime-rl the inference / trainer split that implies.
+
+Plain numbers in: group size, prompts per step, steps, each task's chance that a group of that size has
+signal (prior.posterior_split_chance, or 0/1 from measured groups) and, where the rows carry them, each
+task's mean completion tokens. A run samples prompts uniformly from the tasks, so a step's expected token
+cost is prompts x k x the mean over tasks of their mean tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class RunCost:
+    group_size: int
+    prompts_per_step: int
+    rollouts_per_step: int
+    steps: int
+    rollouts_total: int
+    signal_share: float  # expected share of groups with signal (nonzero advantages)
+    no_signal_rollout_share: float
+    mean_tokens: float | None = None  # per rollout
+    tokens_per_step: float | None = None
+    tokens_total: float | None = None
+    no_signal_token_share: float | None = None
+    trained_tokens_per_step: float | None = None  # after prime-rl's filter_zero_advantages
+    inference_gpus: int | None = None
+    trainer_gpus: int | None = None
+    missing: list[str] = field(default_factory=list)
+
+
+def _positive_int(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name} is {value!r}; give a whole number of 1 or more", field=name)
+    return int(value)
+
+
+def run_cost(*, group_size: int, prompts_per_step: int, steps: int, signal_chance: np.ndarray,
+             tokens: np.ndarray | None = None, gpus: int | None = None,
+             inference_tokens_per_gpu_s: float | None = None,
+             trainer_tokens_per_gpu_s: float | None = None) -> RunCost:
+    """The cost of `steps` steps of `prompts_per_step` prompts x `group_size` rollouts.
+
+    signal_chance: per task, the chance a group has signal. tokens: per task, mean completion tokens (NaN where
+    a task has none). prime-rl drops zero-advantage tokens before the trainer (orchestrator.train.
+    filter_zero_advantages, default true), so the trainer sees only the signal groups' tokens while inference
+    samples all of them; with `gpus` and both per-GPU token throughputs, the split that keeps the two sides
+    equally busy."""
+    k = _positive_int("group_size", group_size)
+    prompts = _positive_int("prompts_per_step", prompts_per_step)
+    steps = _positive_int("steps", steps)
+    chance = np.asarray(signal_chance, dtype=np.float64).reshape(-1)
+    if len(chance) == 0 or not np.all((chance >= 0) & (chance <= 1)):
+        raise InputError("signal_chance must hold one chance in [0, 1] per task", field="signal_chance")
+    share = float(chance.mean())
+    rollouts = prompts * k
+    missing = []
+    out = dict(group_size=k, prompts_per_step=prompts, rollouts_per_step=rollouts, steps=steps,
+               rollouts_total=rollouts * steps, signal_share=share, no_signal_rollout_share=1.0 - share)
+    t = None if tokens is None else np.asarray(tokens, dtype=np.float64).reshape(-1)
+    if t is not None and t.shape != chance.shape:
+        raise InputError(f"tokens has {len(t)} entries for {len(chance)} tasks", field="tokens")
+    known = None if t is None else np.isfinite(t) & (t >= 0)
+    if t is None or not known.any():
+        missing.append("token counts (completion_tokens, usage.completion_tokens, num_tokens or response_length "
+                       "on each row, or map yours through fields={'tokens': ...})")
+        return RunCost(**out, missing=missing)
+    mean_tokens = float(t[known].mean())
+    tokens_per_step = rollouts * mean_tokens
+    no_signal_tokens = float(((1 - chance[known]) * t[known]).sum() / max(t[known].sum(), 1e-300))
+    trained = tokens_per_step * (1 - no_signal_tokens)
+    out.update(mean_tokens=mean_tokens, tokens_per_step=tokens_per_step, tokens_total=tokens_per_step * steps,
+               no_signal_token_share=no_signal_tokens, trained_tokens_per_step=trained)
+    if known.sum() < len(t):
+        missing.append(f"token counts on {int(len(t) - known.sum())} of {len(t)} tasks (the means use the rest)")
+    if gpus is None or inference_tokens_per_gpu_s is None or trainer_tokens_per_gpu_s is None:
+        missing.append("gpus and per-GPU throughputs (inference_tokens_per_gpu_s, trainer_tokens_per_gpu_s) for "
+                       "the inference / trainer GPU split")
+        return RunCost(**out, missing=missing)
+    gpus = _positive_int("gpus", gpus)
+    if gpus < 2:
+        raise InputError("gpus is 1; prime-rl puts inference and the trainer on separate GPUs: give 2 or more",
+                         field="gpus")
+    for name, v in (("inference_tokens_per_gpu_s", inference_tokens_per_gpu_s),
+                    ("trainer_tokens_per_gpu_s", trainer_tokens_per_gpu_s)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InputError(f"{name} is {v!r}; give tokens per second per GPU, above 0", field=name)
+    infer_work = tokens_per_step / inference_tokens_per_gpu_s
+    train_work = trained / trainer_tokens_per_gpu_s
+    infer = min(gpus - 1, max(1, round(gpus * infer_work / (infer_work + train_work))))
+    return RunCost(**out, inference_gpus=infer, trainer_gpus=gpus - infer, missing=missing)

@@ -1,0 +1,284 @@
+"""What more rollouts per task would buy: a Beta prior over the tasks' pass rates, fitted to per-task counts,
+and the share of groups that would split at any k under each task's posterior (issue 15).
+
+Plugging a task's observed rate into 1 - p^k - (1-p)^k says a task that never split at k = 4 can never split;
+the posterior says how likely it is to split at k = 16. The prior is the beta-binomial maximum-likelihood fit
+(D.SPLIT_PRIOR). Inputs are plain per-group arrays (passes, rollouts), so any per-(task, sampler, arm) table
+can call it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import defaults as D
+from .errors import InputError
+
+_GRID = 41  # each zoom of the likelihood search: a _GRID x _GRID grid over (logit mean, log concentration)
+_ZOOMS = 4
+
+
+@dataclass(frozen=True)
+class BetaPrior:
+    a: float
+    b: float
+    log_likelihood: float
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+
+def _check(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c = np.asarray(passes, dtype=np.int64).reshape(-1)
+    n = np.asarray(rollouts, dtype=np.int64).reshape(-1)
+    if c.shape != n.shape:
+        raise InputError(f"passes has {len(c)} groups and rollouts {len(n)}; give one count of each per group",
+                         field="passes")
+    if len(n) == 0:
+        raise InputError("no groups: give per-group pass and rollout counts", field="rollouts")
+    if (n < 1).any() or (c < 0).any() or (c > n).any():
+        bad = int(np.flatnonzero((n < 1) | (c < 0) | (c > n))[0])
+        raise InputError(f"group {bad} has {c[bad]} passes of {n[bad]} rollouts; passes must lie in 0..rollouts "
+                         f"and rollouts be 1 or more", field="passes")
+    return c, n
+
+
+def _distinct(c: np.ndarray, n: np.ndarray, inverse: bool = False):
+    """Distinct (passes, rollouts) pairs as rows, how many groups hold each (and each group's pair index)."""
+    base = int(n.max()) + 1
+    keys, idx, weight = np.unique(n * base + c, return_inverse=True, return_counts=True)
+    pairs = np.stack([keys % base, keys // base], axis=1)
+    return (pairs, weight, idx.reshape(-1)) if inverse else (pairs, weight)
+
+
+def _tails(c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (c, n) pairs, how many groups hold each, and per pair and j = 0..max(n)-1 whether it has more
+    than j passes / fails / rollouts. The beta-binomial log-likelihood is, up to a constant,
+    sum_j [A_j log(a+j) + B_j log(b+j) - N_j log(a+b+j)], with A, B, N the group-weighted sums of those."""
+    pairs, weight = _distinct(c, n)
+    j = np.arange(int(n.max()))
+    pc, pn = pairs[:, :1], pairs[:, 1:]
+    return weight.astype(np.float64), (pc > j).astype(np.float64), ((pn - pc) > j).astype(np.float64), \
+        (pn > j).astype(np.float64)
+
+
+def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
+         start: BetaPrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Zooming grid search over (logit of the mean, log of a + b), one fit per row of A, B, N (tail counts):
+    no gradient to diverge where the maximum sits at a boundary (every task at one rate drives a + b to its
+    cap, a floor drives the mean down). A resample starts at the full fit (`start`) on a narrower grid."""
+    A, B, N = np.atleast_2d(A), np.atleast_2d(B), np.atleast_2d(N)
+    fits, width_j = len(A), A.shape[1]
+    j = np.arange(width_j, dtype=np.float64)
+    raw = np.clip(np.asarray(raw, dtype=np.float64).reshape(-1), 1e-6, 1 - 1e-6)
+    if start is None:
+        centre = np.stack([np.log(raw / (1 - raw)), np.zeros(fits)], axis=1)
+        width, grid, zooms = np.array([8.0, 9.0]), _GRID, _ZOOMS
+    else:
+        centre = np.tile([math.log(start.a / start.b), math.log(start.a + start.b)], (fits, 1))
+        width, grid, zooms = np.array([1.5, 2.5]), 11, 4
+    steps = np.linspace(-1.0, 1.0, grid)
+    best_ll = np.full(fits, -np.inf)
+    best_a, best_b = np.ones(fits), np.ones(fits)
+    rows = np.arange(fits)
+    for _ in range(zooms):
+        mu = centre[:, :1] + width[0] * steps  # fits x grid
+        ls = np.clip(centre[:, 1:] + width[1] * steps, *D.PRIOR_LOG_CONC_RANGE)
+        m = 1 / (1 + np.exp(-mu))
+        s = np.exp(ls)
+        a = (m[:, :, None] * s[:, None, :]).reshape(fits, -1)  # fits x grid^2
+        b = ((1 - m)[:, :, None] * s[:, None, :]).reshape(fits, -1)
+        ll = (np.einsum("fgj,fj->fg", np.log(a[..., None] + j), A)
+              + np.einsum("fgj,fj->fg", np.log(b[..., None] + j), B)
+              - np.einsum("fgj,fj->fg", np.log(a[..., None] + b[..., None] + j), N))
+        i = ll.argmax(axis=1)
+        top = ll[rows, i]
+        better = top > best_ll
+        best_ll = np.where(better, top, best_ll)
+        best_a = np.where(better, a[rows, i], best_a)
+        best_b = np.where(better, b[rows, i], best_b)
+        centre = np.stack([mu[rows, i // grid], ls[rows, i % grid]], axis=1)
+        width = width * 4 / (grid - 1)
+    return best_a, best_b, best_ll
+
+
+def fit_prior(passes: np.ndarray, rollouts: np.ndarray) -> BetaPrior:
+    """Beta(a, b) maximising the beta-binomial likelihood of the per-group counts."""
+    c, n = _check(passes, rollouts)
+    w, pa, pb, pn = _tails(c, n)
+    a, b, ll = _fit(w @ pa, w @ pb, w @ pn, (c.sum() + 0.5) / (n.sum() + 1.0))
+    return BetaPrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))
+
+
+def _log_likelihood(A, B, N, a, b):
+    j = np.arange(A.shape[1], dtype=np.float64)
+    return ((A * np.log(a[:, None] + j)).sum(axis=1) + (B * np.log(b[:, None] + j)).sum(axis=1)
+            - (N * np.log((a + b)[:, None] + j)).sum(axis=1))
+
+
+def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Newton ascent on (log a, log b) for many fits at once, from (a, b); a step that does not raise the
+    likelihood is halved (then dropped), so a fit never ends worse than it started."""
+    j = np.arange(A.shape[1], dtype=np.float64)
+    lo, hi = D.PRIOR_LOG_CONC_RANGE
+    ll = _log_likelihood(A, B, N, a, b)
+    for _ in range(steps):
+        ia, ib, iab = 1 / (a[:, None] + j), 1 / (b[:, None] + j), 1 / ((a + b)[:, None] + j)
+        ga = (A * ia).sum(axis=1) - (N * iab).sum(axis=1)
+        gb = (B * ib).sum(axis=1) - (N * iab).sum(axis=1)
+        hab = (N * iab * iab).sum(axis=1)
+        haa = hab - (A * ia * ia).sum(axis=1)
+        hbb = hab - (B * ib * ib).sum(axis=1)
+        g1, g2 = a * ga, b * gb  # the same in log parameters
+        h11, h22, h12 = a * a * haa + g1, b * b * hbb + g2, a * b * hab
+        det = h11 * h22 - h12 * h12
+        concave = (h11 < 0) & (det > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d1 = np.where(concave, -(h22 * g1 - h12 * g2) / det, 0.1 * np.sign(g1))
+            d2 = np.where(concave, -(h11 * g2 - h12 * g1) / det, 0.1 * np.sign(g2))
+        d1, d2 = np.clip(np.nan_to_num(d1), -2, 2), np.clip(np.nan_to_num(d2), -2, 2)
+        for _ in range(4):
+            na, nb = a * np.exp(d1), b * np.exp(d2)
+            conc = np.log(na + nb)
+            shift = np.clip(conc, lo, hi) - conc  # keep a + b in range, the mean where it was
+            na, nb = na * np.exp(shift), nb * np.exp(shift)
+            new = _log_likelihood(A, B, N, na, nb)
+            up = new > ll
+            a, b, ll = np.where(up, na, a), np.where(up, nb, b), np.where(up, new, ll)
+            if up.all():
+                break
+            d1, d2 = np.where(up, 0.0, d1 / 2), np.where(up, 0.0, d2 / 2)
+    return a, b
+
+
+def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: BetaPrior, draws: int = D.PRIOR_DRAWS,
+                     seed: int = D.BOOTSTRAP_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The prior refitted on `draws` task resamples, and the resamples (counts over the distinct pairs): a
+    multinomial over the distinct (passes, rollouts) pairs, so a resample costs a fit, not a pass over tasks.
+    Each refit is Newton ascent from the full fit (a resample's maximum lies near it), vectorised over draws.
+    Returns a, b (one per draw) and the picks (draws x distinct pairs, in _distinct's order)."""
+    c, n = _check(passes, rollouts)
+    w, pa, pb, pn = _tails(c, n)
+    picks = np.random.default_rng(seed).multinomial(len(c), w / w.sum(), size=draws).astype(np.float64)
+    a, b = _newton(picks @ pa, picks @ pb, picks @ pn, np.full(draws, start.a), np.full(draws, start.b))
+    return a, b, picks
+
+
+def _split_chance(alpha: np.ndarray, beta: np.ndarray, k: int) -> np.ndarray:
+    """1 - E[p^k] - E[(1-p)^k] for p ~ Beta(alpha, beta), elementwise: E[p^k] = prod_{j<k} (alpha+j)/(alpha+beta+j)."""
+    j = np.arange(k, dtype=np.float64)
+    al, be = alpha[..., None], beta[..., None]
+    log_total = np.log(al + be + j).sum(axis=-1)
+    chance = 1.0 - np.exp(np.log(al + j).sum(axis=-1) - log_total) - np.exp(np.log(be + j).sum(axis=-1) - log_total)
+    return np.clip(chance, 0.0, 1.0)
+
+
+def posterior_split_chance(passes: np.ndarray, rollouts: np.ndarray, k: int, prior: BetaPrior) -> np.ndarray:
+    """Each group's chance that k fresh rollouts hold a pass and a fail, under its posterior
+    Beta(a + c, b + n - c)."""
+    c, n = _check(passes, rollouts)
+    pairs, _, inverse = _distinct(c, n, inverse=True)
+    chance = _split_chance(prior.a + pairs[:, 0], prior.b + pairs[:, 1] - pairs[:, 0], k)
+    return chance[inverse.reshape(-1)]
+
+
+@dataclass(frozen=True)
+class SplitPrediction:
+    k: int
+    share: float
+    ci95: tuple[float, float] | None
+    informative_per_1000_rollouts: float
+    informative_per_million_tokens: float | None
+
+
+def predict_split(passes: np.ndarray, rollouts: np.ndarray, ks=D.ROLLOUT_CANDIDATES, *,
+                  prior: BetaPrior | None = None, tokens: np.ndarray | None = None,
+                  interval: bool = True) -> list[SplitPrediction]:
+    """The predicted share of groups that split at each k, a 95% task-bootstrap interval on it, and informative groups per 1,000 rollouts (and per million tokens when `tokens`, the mean completion
+    tokens of each group's rollouts, is given)."""
+    c, n = _check(passes, rollouts)
+    prior = prior or fit_prior(c, n)
+    mean_tokens = None
+    if tokens is not None:
+        t = np.asarray(tokens, dtype=np.float64).reshape(-1)
+        if t.shape != c.shape:
+            raise InputError(f"tokens has {len(t)} entries for {len(c)} groups", field="tokens")
+        mean_tokens = float(np.nanmean(t)) if np.isfinite(t).any() else None
+    pairs, weight = _distinct(c, n)
+    pc, pn = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
+    if interval and len(c) >= D.MIN_CI_TASKS:
+        # the tasks resampled and the prior refitted on each: the fit's own uncertainty, which dominates far
+        # from the observed k, is in the interval
+        ra, rb, picks = resampled_priors(c, n, prior)
+    out = []
+    for k in sorted({int(k) for k in ks}):
+        if k < 2:
+            raise InputError(f"k is {k}; a group splits only with 2 or more rollouts", field="k")
+        share = float(weight @ _split_chance(prior.a + pc, prior.b + pn - pc, k)) / len(c)
+        ci = None
+        if interval and len(c) >= D.MIN_CI_TASKS:
+            chance = _split_chance(ra[:, None] + pc, rb[:, None] + pn - pc, k)
+            shares = (picks * chance).sum(axis=1) / len(c)
+            ci = (float(np.quantile(shares, 0.025)), float(np.quantile(shares, 0.975)))
+        per_token = share / (k * mean_tokens) * 1e6 if mean_tokens else None
+        out.append(SplitPrediction(k=k, share=share, ci95=ci, informative_per_1000_rollouts=share / k * 1000,
+                                   informative_per_million_tokens=per_token))
+    return out
+
+
+def best_k(predictions: list[SplitPrediction]) -> int:
+    """The k with the most informative groups per rollout (per token, where known: the same ordering, since a
+    group of k costs k replies); ties go to the smaller k."""
+    return max(predictions, key=lambda p: (round(p.informative_per_1000_rollouts, 9), -p.k)).k
+
+
+def batch_for(target_groups: int, share: float) -> int | None:
+    """Prompts per step that give `target_groups` informative groups per step on average; None when nothing
+    splits."""
+    if target_groups < 1:
+        raise InputError(f"target_groups is {target_groups}; give 1 or more", field="target_groups")
+    return None if share <= 0 else math.ceil(target_groups / share - 1e-9)
+
+
+def suggest_group_size(predictions: list[SplitPrediction], k_now: int, n_tasks: int,
+                       share_now: float) -> SplitPrediction | None:
+    """The smallest k above k_now whose predicted split share gains D.MIN_SPLIT_GAIN over the share at k_now
+    and reaches D.MIN_SPLIT_TASKS split tasks; None when no k does (then more rollouts per task do not fix
+    the shortage: more tasks in the band do)."""
+    enough = [p for p in predictions if p.k > k_now and p.share - share_now >= D.MIN_SPLIT_GAIN
+              and p.share * n_tasks >= D.MIN_SPLIT_TASKS]
+    return min(enough, key=lambda p: p.k) if enough else None
+
+
+def group_signal(passes: np.ndarray, rollouts: np.ndarray, *, reward_sum: np.ndarray | None = None,
+                 reward_sumsq: np.ndarray | None = None, reward_spread: np.ndarray | None = None,
+                 binary: bool = True) -> tuple[np.ndarray, str]:
+    """Which groups give a grouped method signal, and by which definition (D.SIGNAL_DEFINITIONS).
+
+    Binary rewards: a pass rate strictly between 0 and 1. Otherwise the group's rewards must differ: spread
+    within the group above rounding, identical non-binary rewards (0.7 four times) being no signal. The
+    spread is `reward_spread` (each group's sum of squared deviations from its mean, the stable form) or
+    else sumsq - sum^2 / n from `reward_sum` and `reward_sumsq`."""
+    c, n = _check(passes, rollouts)
+    if binary:
+        return (c > 0) & (c < n) & (n >= 2), D.SIGNAL_DEFINITIONS["binary"]
+    with np.errstate(over="ignore", invalid="ignore"):  # rewards near 1e308: no signal claimed from inf - inf
+        if reward_spread is not None:
+            spread = np.asarray(reward_spread, dtype=np.float64).reshape(-1)
+            scale = np.ones_like(spread) if reward_sumsq is None else np.asarray(reward_sumsq, dtype=np.float64)
+        elif reward_sum is not None and reward_sumsq is not None:
+            total = np.asarray(reward_sum, dtype=np.float64).reshape(-1)
+            scale = np.asarray(reward_sumsq, dtype=np.float64).reshape(-1)
+            spread = scale - total * total / n if total.shape == c.shape else total
+        else:
+            raise InputError("non-binary rewards need each group's reward spread (or its sum and sum of squares)",
+                             field="reward_spread")
+        if spread.shape != c.shape or np.shape(scale) != c.shape:
+            raise InputError("the reward spread (or sum and sum of squares) needs one entry per group",
+                             field="reward_spread")
+        has = (n >= 2) & (spread > 1e-9 * np.maximum(1.0, scale))
+    return has, D.SIGNAL_DEFINITIONS["spread"]

@@ -1,0 +1,75 @@
+"""Issue 15 wired into band and route: the prediction with its interval, the rollout advice, the route's
+confidence and cost, and the suggested run as prime_rl_config takes it."""
+
+import numpy as np
+import pytest
+
+from pick_a_method import routing
+from pick_a_method.routing import defaults as D
+
+from rowkit import EXAMPLES, MODEL, rows_from_passes
+
+
+def test_band_predicts_what_it_measures_on_the_mixed_example():
+    # the plug-in predicted 0.629 at k = 8 where 0.7125 split (issue 15)
+    b = routing.band(routing.read_rows(EXAMPLES / "mixed.jsonl"))
+    assert b.k == 8 and b.split_share == pytest.approx(0.7125)
+    se = np.sqrt(0.7125 * 0.2875 / 80)
+    assert abs(b.predicted_split_share["8"] - 0.7125) < 2 * se
+    lo, hi = b.predicted_split_ci95["8"]
+    assert lo < 0.7125 < hi
+    advice = b.rollouts
+    assert [p.k for p in advice.per_k] == list(D.ROLLOUT_CANDIDATES)
+    assert advice.suggested_group_size is None  # 57 split tasks: nothing to fix
+    assert advice.group_size == 8 and advice.batch == advice.prompts_per_step * 8
+    assert advice.best_k == max(advice.per_k, key=lambda p: p.informative_per_1000_rollouts).k
+
+
+def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
+    reaches = routing.band(rows_from_passes([0] * 100 + [1, 2, 3] * 8))  # 24 split of 124
+    assert reaches.few_split and reaches.rollouts.suggested_group_size is not None
+    assert reaches.rollouts.gain >= D.MIN_SPLIT_GAIN and "sample more per task" in reaches.summary
+    short = routing.band(rows_from_passes([0] * 40 + [1, 2]))  # 2 split of 42: even k = 64 stays far short
+    assert short.few_split and short.rollouts.suggested_group_size is None
+    assert "Add tasks" in short.summary and "sample more per task" not in short.summary
+
+
+def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
+    from pick_a_method.methods.prime_rl import prime_rl_config
+    r = routing.route(rows_from_passes([0] * 100 + [1, 2, 3] * 8), model=MODEL, taskset="reverse-text")
+    args = r.next_step.arguments
+    assert args["knobs"]["group_size"] == r.rollouts.suggested_group_size == r.rollouts.group_size
+    assert args["batch"] == r.rollouts.batch and args["batch"] % args["knobs"]["group_size"] == 0
+    out = prime_rl_config(**args, out=tmp_path / "rl.toml")
+    assert f"batch_size = {args['batch']}" in out.text and f"group_size = {args['knobs']['group_size']}" in out.text
+
+
+def test_route_confidence_and_runner_up():
+    sure = routing.route(rows_from_passes([0, 1, 2, 3, 4] * 20), model=MODEL)
+    assert sure.confidence == 1.0 and sure.runner_up is None and "Not sure" not in sure.summary
+    unsure = routing.route(rows_from_passes([0] * 40 + [1, 2]), model=MODEL)
+    assert unsure.route == "grpo" and unsure.confidence < D.CONFIDENCE_SAY_BELOW and unsure.runner_up == "floor"
+    assert "Not sure" in unsure.summary and f"{unsure.confidence:.0%}" in unsure.summary
+    assert routing.route(rows_from_passes([0] * 20), model=MODEL).confidence == 1.0
+    cut = routing.route(routing.read_rows(EXAMPLES / "cut_off.jsonl"), model=MODEL)
+    assert cut.route == "fix_reward" and cut.confidence is None  # not a decision the rates make
+
+
+def test_route_cost_without_and_with_tokens():
+    rows = rows_from_passes([0, 1, 2, 3, 4] * 20)
+    r = routing.route(rows, model=MODEL)
+    assert r.cost.rollouts_per_step == r.rollouts.batch and r.cost.tokens_per_step is None
+    assert "completion_tokens" in r.cost.missing[0]
+    assert r.cost.rollouts_total == r.cost.rollouts_per_step * D.COST_STEPS
+    assert r.cost.no_signal_rollout_share == pytest.approx(1 - r.cost.signal_share)
+
+
+def test_non_binary_rewards_use_the_spread():
+    rows = []
+    for t in range(40):
+        rewards = [0.7] * 4 if t % 2 else [0.2, 0.4, 0.4, 0.4]  # identical non-binary rewards: no signal
+        rows += [{"task_id": f"t{t}", "reward": r, "model": MODEL} for r in rewards]
+    b = routing.band(rows, pass_threshold=0.5)
+    assert b.split_definition == D.SIGNAL_DEFINITIONS["spread"]
+    assert b.n_split == 20 and b.split_share == 0.5
+    assert any("rewards differ" in w for w in b.warnings)
