@@ -58,7 +58,7 @@ async def test_route_from_an_example_file_validates():
     advice = out["rollouts"]
     assert advice["group_size"] == 8 and advice["batch"] == advice["prompts_per_step"] * 8
     assert out["next_step"] == {"tool": "prime_rl_config", "arguments": {"taskset": "refunds-v1", "method": "grpo",
-                                                                         "model": MODEL, "knobs": {"group_size": 8},
+                                                                         "model": MODEL, "knobs": [{"key": "group_size", "value": 8}],
                                                                          "batch": advice["batch"]}, "needs": [],
                                 "command": None, "why": out["next_step"]["why"]}
 
