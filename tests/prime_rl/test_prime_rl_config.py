@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 import subprocess
 import sys
 import tomllib
 
 import pytest
-from conftest import REPO
 from primerl_schema_table import check as table_check
 from primerl_schema_table import leaf_paths
 
@@ -23,6 +23,8 @@ from pick_a_method.methods.prime_rl import (
     prime_rl_config,
     validate_prime_rl,
 )
+
+REPO = Path(__file__).resolve().parents[2]  # this file's own: tests/trainers has a conftest too
 
 TS, MODEL = "refunds-v1", "Qwen/Qwen3-8B"
 TEACHER = {"teacher": "Qwen/Qwen3-32B", "base_url": "http://localhost:8001/v1"}

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 from primerl_schema_table import check as table_check
 
 from pick_a_method.methods.prime_rl import PrimeRLConfig, validate_prime_rl
 from pick_a_method.server import cli
+
+REPO = Path(__file__).resolve().parents[2]  # this file's own: tests/trainers has a conftest too
 
 SECTION = REPO.joinpath("README.md").read_text().split("## prime-rl configs", 1)[1].split("\n## ", 1)[0]
 COMMANDS = [line[2:] for line in re.findall(r"^\$ pick-a-method prime-rl-config .*$", SECTION, re.M)]
