@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pick_a_method.methods import defaults as D
+from pick_a_method.routing.paths import expand_user_path
 from pick_a_method.routing.verdicts import NextStep
 
 __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
@@ -77,6 +78,7 @@ def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES,
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path must be a file path string; got {type(path).__name__}")
+    path = expand_user_path(path, "path")
     if not os.path.exists(path):
         raise ValueError(f"no such file: {path!s}")
     if os.path.isdir(path):

@@ -21,6 +21,7 @@ from . import fields as F
 from .builder import ColumnBuilder
 from .careful import CHUNK_ROWS, Progress, _open_bytes, read_careful
 from .errors import InputError
+from .paths import expand_user_path
 
 TASK_FIELDS = F.NATIVE["task_id"]  # first present wins (DESIGN.md)
 FORMATS = ("jsonl", "json", "csv", "parquet")
@@ -140,12 +141,13 @@ def as_rows(rows: RowsLike | None, *, what: str = "rows", fields: Mapping[str, s
 
 def read_rows(path: str | os.PathLike[str] | Sequence[dict[str, Any]], *, fields: Mapping[str, str] | None = None,
               format: str | None = None, max_rows: int | None = None, max_bytes: int | None = None,
-              progress: Progress | None = None) -> GradedRows:
+              progress: Progress | None = None, argument: str = "path") -> GradedRows:
     """Read graded rows from JSONL (optionally .gz), a JSON array, CSV, or Parquet, or take a list of row dicts.
 
     `fields` maps canonical names (task_id, reward, truncated, model, arm, tokens) to yours, e.g.
     {"reward": "correct", "model": "sampling.model"}. `max_rows` and `max_bytes` cap what is read; going past
     either is an InputError that names the cap. `progress(done_bytes, total_bytes)` is called as it reads.
+    `argument` names `path` in errors.
     """
     if not isinstance(path, (str, bytes, os.PathLike)):
         if isinstance(path, GradedRows):
@@ -154,7 +156,7 @@ def read_rows(path: str | os.PathLike[str] | Sequence[dict[str, Any]], *, fields
             raise InputError(f"more than {max_rows:,} rows; raise the cap with --max-rows (or "
                              f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")
         return as_rows(path, fields=fields)  # type: ignore[arg-type]
-    p = Path(os.fsdecode(path)).expanduser()
+    p = expand_user_path(path, argument)
     if not p.exists():
         raise InputError(f"{p}: no such file; check the path (relative paths are read from {Path.cwd()})",
                          field="rows_path")

@@ -95,7 +95,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                 anyio.from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
                 anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
             return await run(routing.read_rows, path, fields=mapping, max_rows=options.max_rows,
-                             max_bytes=options.max_bytes, progress=report)
+                             max_bytes=options.max_bytes, progress=report, argument=f"{what}_path")
         if rows is not None:
             dicts = await run(row_dicts, rows, what)
             if len(dicts) > options.max_rows:

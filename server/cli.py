@@ -242,7 +242,9 @@ def _options(args: argparse.Namespace) -> ServerOptions:
     if args.call_seconds is not None:
         kw["call_seconds"] = args.call_seconds
     if args.allow_write:
-        kw["write_roots"] = tuple(Path(d).resolve() for d in args.allow_write)
+        from pick_a_method.routing.paths import expand_user_path
+
+        kw["write_roots"] = tuple(expand_user_path(d, "--allow-write").resolve() for d in args.allow_write)
     return ServerOptions(**kw)
 
 
@@ -308,25 +310,27 @@ def _run_command(args: argparse.Namespace) -> Any:
     from pick_a_method import routing
 
     fields = _fields(args)
-    read = lambda path: routing.read_rows(path, fields=fields)  # noqa: E731
+    read = lambda path, argument: routing.read_rows(path, fields=fields, argument=argument)  # noqa: E731
     if args.command == "route":
-        teacher = read(args.teacher_rows) if args.teacher_rows else None
-        return routing.route(read(args.rows), args.model, teacher, pass_threshold=args.pass_threshold,
+        teacher = read(args.teacher_rows, "--teacher-rows") if args.teacher_rows else None
+        return routing.route(read(args.rows, "rows"), args.model, teacher, pass_threshold=args.pass_threshold,
                              effect=args.effect, taskset=args.taskset, teacher=args.teacher,
-                             teacher_base_url=args.teacher_base_url, preference_pairs=args.preference_pairs or None)
+                             teacher_base_url=args.teacher_base_url, preference_pairs=args.preference_pairs or None,
+                             trainer=args.trainer)
     if args.command == "truncated-passes":
-        return routing.truncated_passes(read(args.rows), pass_threshold=args.pass_threshold)
+        return routing.truncated_passes(read(args.rows, "rows"), pass_threshold=args.pass_threshold)
     if args.command == "band":
-        return routing.band(read(args.rows), pass_threshold=args.pass_threshold)
+        return routing.band(read(args.rows, "rows"), pass_threshold=args.pass_threshold)
     if args.command == "pass-at":
-        return routing.pass_at(read(args.rows), k=args.k, pass_threshold=args.pass_threshold)
+        return routing.pass_at(read(args.rows, "rows"), k=args.k, pass_threshold=args.pass_threshold)
     if args.command == "teacher-clears":
-        return routing.teacher_clears(read(args.teacher_rows), read(args.student_rows), args.effect,
-                                      pass_threshold=args.pass_threshold)
+        return routing.teacher_clears(read(args.teacher_rows, "teacher_rows"), read(args.student_rows, "student_rows"),
+                                      args.effect, pass_threshold=args.pass_threshold)
     if args.command == "holdout-size":
         return routing.holdout_size(args.effect, k=args.k, base=args.base, power=args.power, alpha=args.alpha,
-                                    task_std=args.task_std, before=read(args.before) if args.before else None,
-                                    after=read(args.after) if args.after else None)
+                                    task_std=args.task_std,
+                                    before=read(args.before, "--before") if args.before else None,
+                                    after=read(args.after, "--after") if args.after else None)
     if args.command == "preview-update":
         extras.require("torch", "preview-update")
         from pick_a_method.methods.preview import preview_update

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pick_a_method.routing.paths import expand_user_path
+
 # The process umask, read once at import (os.umask can only be read by setting it, which is not thread-safe
 # later, when the server writes from worker threads).
 _UMASK = os.umask(0)
@@ -31,7 +33,7 @@ def write_config(out: Any, text: str, *, overwrite: bool, allowed_roots: Sequenc
 def _check_out(out: Any, overwrite: bool, allowed_roots: Sequence[Any] | None) -> Path:
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise ValueError(f"out must be a file path ending in .toml; got {out!r}")
-    path = Path(os.path.expanduser(str(out)))
+    path = expand_user_path(out, "out")
     if path.suffix.lower() != ".toml":
         raise ValueError(
             f"out must end in .toml (prime-rl picks the parser from the extension: .toml, .json or .yaml); got {str(out)!r}"
@@ -50,7 +52,7 @@ def _check_out(out: Any, overwrite: bool, allowed_roots: Sequence[Any] | None) -
     if path.is_symlink() or path.exists():
         resolved = path.resolve()
     if allowed_roots is not None:
-        roots = [Path(os.path.expanduser(str(r))).resolve() for r in allowed_roots]
+        roots = [expand_user_path(r, "allowed_roots").resolve() for r in allowed_roots]
         if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
             names = ", ".join(str(r) for r in roots) or "(none)"
             raise ValueError(
