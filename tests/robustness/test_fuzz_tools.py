@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
@@ -34,9 +34,11 @@ from rowkit import MODEL, TEACHER, rows_from_passes
 from pick_a_method.server.app import create_server
 from pick_a_method.server.options import ServerOptions
 
-EXAMPLES_PER_TOOL = int(os.environ.get("ROBUSTNESS_EXAMPLES", "120"))
+# Examples per tool: the Hypothesis profile's (tests/conftest.py: fixed and derandomized unless
+# HYPOTHESIS_PROFILE=long), or ROBUSTNESS_EXAMPLES.
+EXAMPLES_PER_TOOL = int(os.environ.get("ROBUSTNESS_EXAMPLES") or settings.default.max_examples)
 CALL_LIMIT_S = 60.0  # a call that has not answered by then is a hang
-SETTINGS = settings(max_examples=EXAMPLES_PER_TOOL, deadline=None, derandomize=False, database=None,
+SETTINGS = settings(max_examples=EXAMPLES_PER_TOOL, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 
@@ -225,7 +227,7 @@ def _make_pool() -> list[str]:
     paths = [str(d / n) for n in [*files, "folder.jsonl", "fifo.jsonl", "zero.jsonl", "loop.jsonl",
                                   "dangling.jsonl"]]
     return paths + ["no/such/file.jsonl", "", ".", "/", "/dev/null", "/proc/self/status", "/etc/passwd",
-                    "~/nothing.jsonl", "x" * 5000, "rows.jsonl\x00.txt"]
+                    "~/nothing.jsonl", "~nosuchuser/rows.jsonl", "x" * 5000, "rows.jsonl\x00.txt"]
 
 
 POOL = _make_pool()
@@ -276,7 +278,7 @@ OUT = st.one_of(
     st.just(out_path("existing.toml")),
     st.sampled_from([out_path("x.txt"), out_path("missing/dir/x.toml"), out_path(""), str(WRITE_ROOT),
                      str(WORK / "outside.toml"), "/etc/pick-a-method.toml", "../escape.toml", "rl.toml",
-                     "~/x.toml", out_path("..") + "/up.toml", out_path("a\x00b.toml")]),
+                     "~/x.toml", "~nosuchuser/x.toml", out_path("..") + "/up.toml", out_path("a\x00b.toml")]),
     ODD_TEXT, ODD)
 
 FIELDS: dict[str, st.SearchStrategy] = {
@@ -406,18 +408,39 @@ def _short(args: dict[str, Any]) -> str:
     return text if len(text) < 600 else text[:600] + "..."
 
 
+# Failures the generated cases found, replayed first on every run whatever the profile draws.
+NOBODY_HOME = "~nosuchuser"  # Path.expanduser raised RuntimeError: a bare "Error executing tool band"
+FOUND: dict[str, list[dict[str, Any]]] = {
+    "truncated_passes": [{"rows_path": f"{NOBODY_HOME}/rows.jsonl"}],
+    "band": [{"rows_path": f"{NOBODY_HOME}/rows.jsonl"}],
+    "pass_at": [{"rows_path": f"{NOBODY_HOME}/rows.jsonl"}],
+    "teacher_clears": [{"teacher_rows_path": f"{NOBODY_HOME}/t.jsonl", "student_rows": MIXED},
+                       {"teacher_rows": MIXED, "student_rows_path": f"{NOBODY_HOME}/s.jsonl"}],
+    "holdout_size": [{"before_rows_path": f"{NOBODY_HOME}/b.jsonl"},
+                     {"before_rows": MIXED, "after_rows_path": f"{NOBODY_HOME}/a.jsonl"}],
+    "route": [{"rows_path": f"{NOBODY_HOME}/rows.jsonl", "model": MODEL},
+              {"rows": MIXED, "model": MODEL, "teacher_rows_path": f"{NOBODY_HOME}/t.jsonl"}],
+    "prime_rl_config": [{"taskset": "refunds-v1", "method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/rl.toml"}],
+    "preview_update": [{"method": "FlashReinforce", "path": f"{NOBODY_HOME}/traces.jsonl"},
+                       # the baseline of rewards this large overflowed to NaN (methods/rules/_common.py)
+                       {"method": "FlashReinforce", "trajectories": [{"reward": 1e300, "logprobs": [-0.5, -1.2]},
+                                                                     {"reward": 0.0, "logprobs": [-0.7]}]}],
+}
+
+
 @pytest.mark.parametrize("tool", list(TOOL_FIELDS))
 def test_every_call_ends_in_a_verdict_or_a_tool_error(tool, tally):
     server()
     assert set(_SCHEMAS) == set(TOOL_FIELDS)
 
-    @SETTINGS
-    @given(args=arguments(tool))
     def run(args):
         tally.count(f"fuzz {tool}")
         check_call(tool, args, tally)
 
-    run()
+    run = given(args=arguments(tool))(run)
+    for found in FOUND[tool]:
+        run = example(args=found)(run)
+    SETTINGS(run)()
 
 
 def test_nothing_was_written_outside_the_write_root():
