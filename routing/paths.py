@@ -16,16 +16,14 @@ from .errors import InputError
 
 
 def expand_user_path(value: Any, argument: str) -> Path:
-    """``value`` (a str or os.PathLike) as a Path, with a leading ``~`` / ``~user`` expanded.
+    """``value`` (a str, bytes or os.PathLike) as a Path, with a leading ``~`` / ``~user`` expanded.
 
     ``argument`` is the name the caller knows the value by (``rows_path``, ``--allow-write``); it starts
     every error message.
     """
-    if not isinstance(value, (str, os.PathLike)):
+    if not isinstance(value, (str, bytes, os.PathLike)):
         raise InputError(f"{argument} must be a file path (a string); got {type(value).__name__}", field=argument)
-    text = os.fspath(value)
-    if not isinstance(text, str):
-        raise InputError(f"{argument} must be a file path (a string); got bytes {text!r}", field=argument)
+    text = os.fsdecode(value)  # bytes as the file system encodes names (undecodable bytes kept as surrogates)
     if not text.startswith("~"):
         return Path(text)
     head = text.split("/", 1)[0].split(os.sep, 1)[0]  # "~" or "~user"

@@ -57,6 +57,7 @@ def test_tilde_and_tilde_user_expand(home):
     assert expand_user_path("~", "rows_path") == home
     assert expand_user_path(f"~{me.pw_name}/rows.jsonl", "rows_path") == Path(me.pw_dir) / "rows.jsonl"
     assert expand_user_path(Path("~/x.toml"), "out") == home / "x.toml"
+    assert expand_user_path(b"~/rows.jsonl", "rows_path") == home / "rows.jsonl"
     for plain in ("rows.jsonl", "./~nosuchuser/rows.jsonl", "/abs/~x", "a/~/b"):
         assert expand_user_path(plain, "rows_path") == Path(plain)
 
@@ -80,7 +81,7 @@ def test_an_unknown_or_empty_home_is_an_input_error(monkeypatch):
 
 
 def test_a_path_that_is_not_text_is_an_input_error():
-    for value in (42, None, b"~/rows.jsonl", ["rows.jsonl"]):
+    for value in (42, None, 1.5, ["rows.jsonl"], {"path": "rows.jsonl"}):
         with pytest.raises(InputError, match=r"^path must be a file path"):
             expand_user_path(value, "path")
 
