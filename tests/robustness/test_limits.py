@@ -133,7 +133,13 @@ def test_a_budget_on_inline_rows_is_an_error_not_a_hang_and_the_server_answers_o
             with anyio.fail_after(120):
                 first = await c.call_tool("route", {"rows": rows, "model": MODEL})
             assert first.is_error and "0.05 s budget" in first.content[0].text, first.content[0].text
-            small = await c.call_tool("holdout_size", {})
+            # The server answers on. The abandoned call's worker thread may still hold the GIL for a while on a
+            # loaded machine (2 busy cores: over 0.05 s), so a budget error on the small call is retried, not failed.
+            for _ in range(50):
+                small = await c.call_tool("holdout_size", {})
+                if not (small.is_error and "0.05 s budget" in small.content[0].text):
+                    break
+                await anyio.sleep(0.2)
             assert not small.is_error, small.content[0].text
 
     anyio.run(go)
