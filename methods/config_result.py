@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pick_a_method.routing.paths import expand_user_path
 from pick_a_method.routing.verdicts import NextStep
 
 
@@ -314,7 +315,7 @@ def write_text(out: Any, text: str, *, suffixes: tuple[str, ...], overwrite: boo
 
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise ValueError(f"out must be a file path ending in {' or '.join(suffixes)}; got {show(out)}")
-    path = Path(os.path.expanduser(str(out)))
+    path = expand_user_path(out, "out")
     if path.suffix.lower() not in suffixes:
         raise ValueError(f"out must end in {' or '.join(suffixes)} ({what}); got {str(out)!r}")
     if path.is_dir():
@@ -326,7 +327,7 @@ def write_text(out: Any, text: str, *, suffixes: tuple[str, ...], overwrite: boo
         )
     resolved = path.resolve() if (path.is_symlink() or path.exists()) else parent.resolve(strict=True) / path.name
     if allowed_roots is not None:
-        roots = [Path(os.path.expanduser(str(r))).resolve() for r in allowed_roots]
+        roots = [expand_user_path(r, "allowed_roots").resolve() for r in allowed_roots]
         if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
             names = ", ".join(str(r) for r in roots) or "(none)"
             raise ValueError(

@@ -421,6 +421,8 @@ FOUND: dict[str, list[dict[str, Any]]] = {
     "route": [{"rows_path": f"{NOBODY_HOME}/rows.jsonl", "model": MODEL},
               {"rows": MIXED, "model": MODEL, "teacher_rows_path": f"{NOBODY_HOME}/t.jsonl"}],
     "prime_rl_config": [{"taskset": "refunds-v1", "method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/rl.toml"}],
+    "trl_config": [{"method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/trl.yaml"}],
+    "verl_config": [{"method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/verl.yaml"}],
     "preview_update": [{"method": "FlashReinforce", "path": f"{NOBODY_HOME}/traces.jsonl"},
                        # the baseline of rewards this large overflowed to NaN (methods/rules/_common.py)
                        {"method": "FlashReinforce", "trajectories": [{"reward": 1e300, "logprobs": [-0.5, -1.2]},
@@ -438,7 +440,7 @@ def test_every_call_ends_in_a_verdict_or_a_tool_error(tool, tally):
         check_call(tool, args, tally)
 
     run = given(args=arguments(tool))(run)
-    for found in FOUND[tool]:
+    for found in FOUND.get(tool, []):
         run = example(args=found)(run)
     SETTINGS(run)()
 

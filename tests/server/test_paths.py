@@ -103,6 +103,8 @@ MCP_CASES = [
     ("holdout_size", {"before_rows": MIXED}, "after_rows_path", "rows.jsonl"),
     ("preview_update", {"method": "FlashReinforce"}, "path", "traces.jsonl"),
     ("prime_rl_config", PRIME, "out", "rl.toml"),
+    ("trl_config", {"method": "grpo", "model": MODEL}, "out", "trl.yaml"),
+    ("verl_config", {"method": "grpo", "model": MODEL}, "out", "verl.yaml"),
 ]
 IDS = [f"{tool}-{arg}" for tool, _, arg, _ in MCP_CASES]
 
