@@ -28,17 +28,28 @@ def config_tool(trainer: str) -> str:
     return TRAINERS[key]
 
 
+# What each trainer's writer reads the training data from (prime-rl: a taskset id; TRL: a dataset and reward
+# functions; verl: parquet files and a reward function). The writers list the missing ones in their own `needs`.
+DATA_NEEDS = {"prime_rl_config": ["taskset"], "trl_config": ["dataset", "reward_funcs"],
+              "verl_config": ["train_files", "reward_function"]}
+
+
 def config_step(tool: str, method: str, *, taskset: str | None, model: str | None,
                 knobs: dict[str, Any] | None = None, why: str, needs: list[str] | None = None,
                 batch: int | None = None) -> NextStep:
-    """A call to the trainer's config tool (prime_rl_config, trl_config or verl_config): the same arguments."""
+    """A call to the trainer's config tool (prime_rl_config, trl_config or verl_config): the same arguments,
+    with the trainer's own data argument (a prime-rl taskset id means nothing to TRL or verl)."""
     needs = list(needs or [])
-    if taskset is None:
-        needs.append("taskset")
+    args: dict[str, Any] = {"method": method}
+    if tool == "prime_rl_config":
+        args = {"taskset": taskset or PLACEHOLDER_TASKSET, **args}
+        if taskset is None:
+            needs.append("taskset")
+    else:
+        needs += DATA_NEEDS[tool]
+    args["model"] = model or "<the model you will train>"
     if model is None:
         needs.append("model")
-    args: dict[str, Any] = {"taskset": taskset or PLACEHOLDER_TASKSET, "method": method,
-                            "model": model or "<the model you will train>"}
     if knobs:
         args["knobs"] = knobs
     if batch:  # rollouts per step (issue 15), the same argument for every trainer's writer

@@ -206,11 +206,27 @@ def test_a_refused_teacher_keeps_the_students_rows_in_next_step(tmp_path):
 # --- trainer, before_gpu, small things --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("trainer, tool", [("prime-rl", "prime_rl_config"), ("trl", "trl_config"), ("verl", "verl_config")])
-def test_trainer_names_its_config_tool_with_the_same_arguments(mixed_rows, trainer, tool):
+@pytest.mark.parametrize("trainer, tool, data", [("prime-rl", "prime_rl_config", ["taskset"]),
+                                                 ("trl", "trl_config", ["dataset", "reward_funcs"]),
+                                                 ("verl", "verl_config", ["train_files", "reward_function"])])
+def test_trainer_names_its_config_tool_with_a_call_it_accepts(mixed_rows, trainer, tool, data):
+    from pick_a_method.methods import prime_rl, trl, verl
+
     r = route(mixed_rows, MODEL, taskset="refunds-v1", trainer=trainer)
-    assert r.next_step.tool == tool
-    assert r.next_step.arguments == route(mixed_rows, MODEL, taskset="refunds-v1").next_step.arguments
+    step, prime = r.next_step, route(mixed_rows, MODEL, taskset="refunds-v1").next_step
+    assert step.tool == tool
+    # the same method, model, knobs and batch; the data argument is the trainer's own
+    assert {k: v for k, v in step.arguments.items() if k != "taskset"} == \
+        {k: v for k, v in prime.arguments.items() if k != "taskset"}
+    assert ("taskset" in step.arguments) is (trainer == "prime-rl")
+    if trainer != "prime-rl":
+        assert set(data) <= set(step.needs)
+    writer = {"prime_rl_config": prime_rl.prime_rl_config, "trl_config": trl.trl_config,
+              "verl_config": verl.verl_config}[tool]
+    written = writer(**step.arguments)  # the call as the route gives it: the writer takes it
+    assert written.text
+    if trainer != "prime-rl":  # the data still missing, the writer names too
+        assert any(name in need for need in written.needs for name in data)
     with pytest.raises(InputError, match="trainer"):
         route(mixed_rows, MODEL, trainer="axolotl")
 
