@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pick_a_method.methods.prime_rl.args import show  # one way to cut a value short in every writer's errors
 from pick_a_method.routing.paths import expand_user_path
 from pick_a_method.routing.verdicts import NextStep
 
@@ -101,14 +102,6 @@ def as_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be true or false; got {show(value)}")
     return value
-
-
-def show(value: Any) -> str:
-    """A value for an error message, cut short."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_text(name: str, value: Any, example: str, *, required: bool = True) -> str | None:
