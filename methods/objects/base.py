@@ -1,0 +1,146 @@
+"""The base of every method object, and the knob checkers its subclasses declare their knobs with.
+
+The checkers run as pydantic "before" validators so a bad knob's message is ours (the knob, its range, its
+default), not pydantic's.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Annotated, Any, ClassVar, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
+
+from pick_a_method.methods import defaults as D
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _int_knob(lo: int, default: Any, hi: int | None = None) -> Any:
+    """An integer knob in [lo, hi]; integral floats (8.0) are accepted, bools and 1.5 are not."""
+    span = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+
+    def check(value: Any, info: ValidationInfo) -> int:
+        ok = _is_real(value) and math.isfinite(float(value)) and float(value).is_integer()
+        if ok:
+            value = int(value)
+            ok = value >= lo and (hi is None or value <= hi)
+        if not ok:
+            raise ValueError(f"{info.field_name} must be an integer {span} (default {default}); got {value!r}")
+        return value
+
+    return Annotated[int, BeforeValidator(check)]
+
+
+def _float_knob(
+    lo: float | None,
+    hi: float | None,
+    default: Any,
+    *,
+    lo_open: bool = True,
+    hi_open: bool = False,
+    allow_inf: bool = False,
+) -> Any:
+    """A real knob in an interval; NaN is always refused, infinity only when ``allow_inf``."""
+    left = "(" if lo_open else "["
+    right = ")" if hi_open else "]"
+    lo_text = "-inf" if lo is None else f"{lo:g}"
+    hi_text = "inf" if hi is None else f"{hi:g}"
+    if hi is None:
+        right = "]" if allow_inf else ")"
+    span = f"a number in {left}{lo_text}, {hi_text}{right}"
+    if allow_inf:
+        span += " (inf disables it)"
+
+    def check(value: Any, info: ValidationInfo) -> float:
+        ok = _is_real(value) and not math.isnan(float(value))
+        if ok:
+            value = float(value)
+            if math.isinf(value):
+                ok = allow_inf and value > 0
+            else:
+                if lo is not None:
+                    ok = value > lo if lo_open else value >= lo
+                if ok and hi is not None:
+                    ok = value < hi if hi_open else value <= hi
+        if not ok:
+            raise ValueError(f"{info.field_name} must be {span} (default {default}); got {value!r}")
+        return value
+
+    return Annotated[float, BeforeValidator(check)]
+
+
+def _optional_rate(default_text: str) -> Any:
+    """A learning rate: None (use the method's default) or a finite number > 0."""
+
+    def check(value: Any, info: ValidationInfo) -> float | None:
+        if value is None:
+            return None
+        if not (_is_real(value) and math.isfinite(float(value)) and float(value) > 0):
+            raise ValueError(
+                f"{info.field_name} must be None (meaning {default_text}) or a finite number > 0; got {value!r}"
+            )
+        return float(value)
+
+    return Annotated[Union[float, None], BeforeValidator(check)]
+
+
+def _choice(options: tuple[str, ...], default: str) -> Any:
+    """A string choice, case-insensitive, '-' and ' ' read as '_', stored lower-case."""
+
+    def check(value: Any, info: ValidationInfo) -> str:
+        if isinstance(value, str):
+            norm = value.strip().lower().replace("-", "_").replace(" ", "_")
+            if norm in options:
+                return norm
+        raise ValueError(f"{info.field_name} must be one of {', '.join(options)} (default {default}); got {value!r}")
+
+    return Annotated[str, BeforeValidator(check)]
+
+
+def _pair(value: Any, field: str) -> tuple[float, float]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ValueError(f"{field} must be a pair (low, high) of numbers; got {value!r}")
+    low, high = value
+    if not (_is_real(low) and _is_real(high)) or math.isnan(float(low)) or math.isnan(float(high)):
+        raise ValueError(f"{field} must be a pair (low, high) of numbers; got {value!r}")
+    return float(low), float(high)
+
+
+TEMPERATURE = _float_knob(0.0, D.TEMPERATURE_MAX, 1.0)
+
+_COMMON = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=True)
+
+
+class Method(BaseModel):
+    """Base of every method object. ``name`` is the registry name; ``update`` runs the rule."""
+
+    model_config = _COMMON
+    name: ClassVar[str] = "method"
+
+    def knobs(self) -> dict[str, Any]:
+        """The knobs as plain data (callables shown by their names)."""
+        out: dict[str, Any] = {}
+        for key in type(self).model_fields:
+            value = getattr(self, key)
+            if isinstance(value, Method):
+                value = {"name": value.name, **value.knobs()}
+            elif callable(value):
+                value = getattr(value, "__qualname__", None) or repr(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[key] = value
+        return out
+
+    def update(self, batch: Any, **kwargs: Any) -> Any:  # pragma: no cover - overridden
+        """Run the method's update rule on a batch (a ``methods.Batch`` or a list of trajectory dicts).
+
+        Keyword arguments every rule takes: ``dtype``/``device`` (the batch's, when converting), ``validate``
+        (check the inputs, default True), ``stats`` (compute stats and notes, default True; False is the hot
+        path), ``process_group`` (take batch statistics over that group's ranks; default: this rank only),
+        ``distributed=True`` (the world group). The batch may carry autograd graphs: the rule never follows them.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no update rule")

@@ -1,0 +1,89 @@
+"""Group-relative methods: prime-rl's grpo, max_rl and rae."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import PrivateAttr, field_validator
+
+from pick_a_method.methods import defaults as D
+from pick_a_method.methods.objects.base import Method, _float_knob, _int_knob, _is_real
+
+
+class GRPO(Method):
+    """Group-relative advantage: A_i = R_i - mean_group(R), optionally divided by the group std.
+
+    prime-rl's ``grpo`` (no std division, the Dr. GRPO form, arXiv:2503.20783) is the default;
+    ``normalize_std=True`` gives the DeepSeekMath form (arXiv:2402.03300). A group of one carries
+    no gradient (A = 0), as in prime-rl.
+    """
+
+    name: ClassVar[str] = "grpo"
+    group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
+    normalize_std: bool = D.GRPO_NORMALIZE_STD
+
+    @field_validator("normalize_std", mode="before")
+    @classmethod
+    def _bool(cls, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"normalize_std must be true or false (default {D.GRPO_NORMALIZE_STD}); got {value!r}")
+        return value
+
+    def update(self, batch: Any, **kwargs: Any) -> Any:
+        from pick_a_method.methods.rules.grouped import grouped_update
+
+        return grouped_update(self, batch, **kwargs)
+
+
+class MaxRL(Method):
+    """max_rl (arXiv:2602.02710): A_i = (R_i - mean)/mean per group; a group with mean <= 0 carries 0.
+
+    Assumes non-negative rewards (a pass rate); the update refuses a negative reward.
+    """
+
+    name: ClassVar[str] = "max_rl"
+    group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
+
+    def update(self, batch: Any, **kwargs: Any) -> Any:
+        from pick_a_method.methods.rules.grouped import grouped_update
+
+        return grouped_update(self, batch, **kwargs)
+
+
+class RAE(Method):
+    """rae (SPIRAL, arXiv:2506.24119): A = R - b with a per-agent EMA baseline b.
+
+    The baseline is read before the trajectory's own reward moves it (b <- decay*b + (1-decay)*R),
+    in batch order, exactly as prime-rl's orchestrator does. The baselines are state kept on the
+    object (``baselines``, ``reset()``); the knobs stay frozen. Works at group_size 1.
+    """
+
+    name: ClassVar[str] = "rae"
+    decay: _float_knob(0.0, 1.0, D.RAE_DECAY, lo_open=False, hi_open=True) = D.RAE_DECAY
+    group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
+
+    _baselines: dict[str, float] = PrivateAttr(default_factory=dict)
+
+    @property
+    def baselines(self) -> dict[str, float]:
+        """A copy of the current per-agent baselines."""
+        return dict(self._baselines)
+
+    def baseline(self, agent: str = D.RAE_DEFAULT_AGENT) -> float:
+        return self._baselines.get(str(agent), D.RAE_INITIAL_BASELINE)
+
+    def reset(self, baselines: Mapping[str, float] | None = None) -> None:
+        """Forget every baseline (or start from the given ones)."""
+        self._baselines.clear()
+        if baselines:
+            for key, value in baselines.items():
+                if not (_is_real(value) and math.isfinite(float(value))):
+                    raise ValueError(f"baseline for agent {key!r} must be a finite number; got {value!r}")
+                self._baselines[str(key)] = float(value)
+
+    def update(self, batch: Any, **kwargs: Any) -> Any:
+        from pick_a_method.methods.rules.grouped import grouped_update
+
+        return grouped_update(self, batch, **kwargs)
