@@ -1,26 +1,23 @@
 """What every trainer config writer shares: the result, the honored/ignored bookkeeping, argument checks,
 overrides, a small YAML emitter and the safe write.
 
-``trl_config`` and ``verl_config`` (and, after the merge, ``prime_rl_config``) return a ``TrainerConfig``:
+``prime_rl_config``, ``trl_config`` and ``verl_config`` return a ``TrainerConfig`` (prime-rl's adds its taskset and GPU split):
 the text written, which method knobs the trainer honors (knob -> its key) and which it cannot (knob -> why),
 warnings, the launch command and what the user must still fill in (``needs``). The file is written with
-``methods.prime_rl.write``'s atomic, no-clobber write, inside the allowed folders only.
+``methods.config_write``'s atomic, no-clobber write, inside the allowed folders only.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pick_a_method.methods.prime_rl.args import show  # one way to cut a value short in every writer's errors
-from pick_a_method.routing.paths import expand_user_path
+from pick_a_method.methods.config_write import show  # one way to cut a value short in every writer's errors
 from pick_a_method.routing.verdicts import NextStep
 
 
@@ -30,7 +27,7 @@ class TrainerConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     verdict: Literal["written", "ready"] = Field(description="written: saved at `path`; ready: returned only.")
-    trainer: str = Field(description="The trainer the config is for (trl, verl).")
+    trainer: str = Field(description="The trainer the config is for (prime-rl, trl, verl).")
     trainer_version: str = Field(description="The trainer release whose config classes the text was checked against.")
     summary: str
     next_step: NextStep
@@ -293,44 +290,6 @@ def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
 
 def _bare_key(key: str) -> bool:
     return bool(key) and (key[0].isalpha() or key[0] == "_") and all(c.isalnum() or c in "_-." for c in key)
-
-
-# ------------------------------------------------------------------------------------------------
-# Writing: prime-rl's atomic, no-clobber write, for any of the suffixes a trainer reads
-# ------------------------------------------------------------------------------------------------
-
-
-def write_text(out: Any, text: str, *, suffixes: tuple[str, ...], overwrite: bool,
-               allowed_roots: Sequence[Any] | None, what: str) -> Path:
-    """Check ``out`` (suffix, an existing folder, inside the allowed roots, no existing file unless
-    ``overwrite``) and write ``text`` there atomically; return the path."""
-    from pick_a_method.methods.prime_rl import write as prime_rl_write  # the shared atomic writer
-
-    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
-        raise ValueError(f"out must be a file path ending in {' or '.join(suffixes)}; got {show(out)}")
-    path = expand_user_path(out, "out")
-    if path.suffix.lower() not in suffixes:
-        raise ValueError(f"out must end in {' or '.join(suffixes)} ({what}); got {str(out)!r}")
-    if path.is_dir():
-        raise ValueError(f"out {str(out)!r} is a folder; give a file path inside it, e.g. {str(path / ('config' + suffixes[0]))!r}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(
-            f"the folder {str(parent)!r} for out does not exist (or is not a folder); create it first or choose another path"
-        )
-    resolved = path.resolve() if (path.is_symlink() or path.exists()) else parent.resolve(strict=True) / path.name
-    if allowed_roots is not None:
-        roots = [expand_user_path(r, "allowed_roots").resolve() for r in allowed_roots]
-        if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
-            names = ", ".join(str(r) for r in roots) or "(none)"
-            raise ValueError(
-                f"out {str(out)!r} resolves to {str(resolved)!r}, outside the folders this server may write to: {names}. "
-                "Choose a path under one of them, or add its folder to the allowed roots in the server's settings."
-            )
-    if (path.exists() or path.is_symlink()) and not overwrite:
-        raise ValueError(f"{str(path)!r} already exists; pass overwrite=True to replace it, or choose another path")
-    prime_rl_write._write_atomic(path, text, overwrite)  # noqa: SLF001 - one atomic writer for every trainer
-    return path
 
 
 def set_dotted(node: dict[str, Any], key: str, value: Any) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pick_a_method.methods import defaults as D
+from pick_a_method.methods.config_write import show  # noqa: F401 - one way to cut a value short in every writer
 from pick_a_method.methods.prime_rl.constants import TASKSET_ID
 
 TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
@@ -24,14 +25,6 @@ def as_int(name: str, value: Any, lo: int, fix: str) -> int:
     if value > TOML_INT_MAX:
         raise ValueError(f"{name} must be at most 2**63 - 1 (TOML integers are 64-bit); got {show(value)}. {fix}")
     return value
-
-
-def show(value: Any) -> str:
-    """A value for an error message, cut short (an int of thousands of digits cannot even be printed)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_model(model: Any) -> str:

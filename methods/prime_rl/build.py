@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.prime_rl.constants import (
@@ -53,45 +53,21 @@ from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 from pick_a_method.methods.prime_rl import report as R
 from pick_a_method.methods.prime_rl.schema import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
-from pick_a_method.methods.prime_rl.write import write_config
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.methods.config_result import TrainerConfig
+from pick_a_method.methods.config_write import write_config
 
 # ================================================================================================
 # The result
 # ================================================================================================
 
 
-class PrimeRLConfig(BaseModel):
-    """What ``prime_rl_config`` wrote (or would write), and how prime-rl will read it."""
+class PrimeRLConfig(TrainerConfig):
+    """What ``prime_rl_config`` wrote (or would write): every writer's fields, plus the taskset, the GPU split
+    and the exact prime-rl commit the schema was copied from."""
 
-    model_config = ConfigDict(frozen=True)
-
-    verdict: Literal["written", "ready"]
-    summary: str
-    next_step: NextStep
-    warnings: list[str]
-    path: str | None
-    text: str
-    config: dict[str, Any]
-    method: str
-    model: str
     taskset: str
-    gpus: dict[str, int]
-    honored: dict[str, str]
-    ignored: dict[str, str]
-    command: str
-    needs: list[str]
-    prime_rl_version: str
-    prime_rl_commit: str
-    version_notes: list[str]
-
-    def __str__(self) -> str:  # a short human-readable view; the TOML is in `text`
-        lines = [self.summary, f"run: {self.command}"]
-        lines += [f"honored: {k} -> {v}" for k, v in self.honored.items()]
-        lines += [f"ignored: {k}: {v}" for k, v in self.ignored.items()]
-        lines += [f"warning: {w}" for w in self.warnings]
-        lines += [f"needs: {n}" for n in self.needs]
-        return "\n".join(lines)
+    gpus: dict[str, int] = Field(description="GPUs for inference and for the trainer.")
+    trainer_commit: str = Field(description="The prime-rl commit whose config classes the schema was copied from.")
 
 
 # ================================================================================================
@@ -228,7 +204,8 @@ def prime_rl_config(
     text = R.render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
     path_str: str | None = None
     if out is not None:
-        path_str = str(write_config(out, text, overwrite=overwrite, allowed_roots=allowed_roots).resolve())
+        path_str = str(write_config(out, text, suffixes=(".toml",), why="prime-rl picks the parser from the extension: .toml, .json or .yaml",
+                                  overwrite=overwrite, allowed_roots=allowed_roots).resolve())
     command = f"uv run rl @ {shlex.quote(path_str) if path_str else 'config.toml'}"
     needs = R.needs(config, taskset, inner.name) + run.needs
 
@@ -249,9 +226,10 @@ def prime_rl_config(
         ignored=ignored,
         command=command,
         needs=needs,
-        prime_rl_version=PRIME_RL_VERSION,
-        prime_rl_commit=PRIME_RL_COMMIT,
-        version_notes=notes,
+        trainer="prime-rl",
+        trainer_version=PRIME_RL_VERSION,
+        trainer_commit=PRIME_RL_COMMIT,
+        notes=notes,
     )
 
 

@@ -24,8 +24,8 @@ from pick_a_method.methods.config_result import (
     placeholder,
     resolve_method,
     to_yaml,
-    write_text,
 )
+from pick_a_method.methods.config_write import write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
 from pick_a_method.routing.verdicts import NextStep
@@ -134,8 +134,8 @@ def trl_config(
     text = header + to_yaml(config)
     path = None
     if out is not None:
-        path = str(write_text(out, text, suffixes=(".yaml", ".yml"), overwrite=overwrite, allowed_roots=allowed_roots,
-                              what="the `trl` CLI reads a YAML file").resolve())
+        path = str(write_config(out, text, suffixes=(".yaml", ".yml"), overwrite=overwrite, allowed_roots=allowed_roots,
+                              why="the `trl` CLI reads a YAML file").resolve())
         launch = _command(command, path, processes, nodes, gpus)
     shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")

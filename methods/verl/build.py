@@ -26,9 +26,9 @@ from pick_a_method.methods.config_result import (
     resolve_method,
     set_dotted,
     to_yaml,
-    write_text,
     yaml_scalar,
 )
+from pick_a_method.methods.config_write import write_config
 from pick_a_method.methods.verl.plan import ACTOR, ROLLOUT, VERL_VERSION, method_plan
 from pick_a_method.routing.verdicts import NextStep
 
@@ -151,8 +151,8 @@ def verl_config(
     text = header + to_yaml(document)
     path = None
     if out is not None:
-        path = str(write_text(out, text, suffixes=(".yaml",), overwrite=overwrite, allowed_roots=allowed_roots,
-                              what="Hydra reads <name>.yaml from --config-path").resolve())
+        path = str(write_config(out, text, suffixes=(".yaml",), overwrite=overwrite, allowed_roots=allowed_roots,
+                              why="Hydra reads <name>.yaml from --config-path").resolve())
         command = f"{ENTRY} --config-path {shlex.quote(str(Path(path).parent))} --config-name {shlex.quote(Path(path).stem)}"
     else:
         command = " ".join([ENTRY, *(shlex.quote(o) for o in overrides_list)])

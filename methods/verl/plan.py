@@ -114,7 +114,7 @@ def _async(obj: Any, plan: Plan) -> None:
     if inner.name != "grpo":
         if inner.name == "opd":
             raise ValueError(
-                f"verl_config writes async grpo only; OPD in verl samples on-policy from the student. Fix: "
+                "verl_config writes async grpo only; OPD in verl samples on-policy from the student. Fix: "
                 "method='opd' without Async, or prime_rl_config for async OPD."
             )
         refuse(inner.name)

@@ -176,10 +176,10 @@ def test_grpo_defaults():
     assert res.warnings == []
     assert res.command == "uv run rl @ config.toml"
     assert res.next_step.tool is None and res.next_step.command == res.command
-    assert PRIME_RL_COMMIT.startswith("559b44772") and "559b44772" in res.prime_rl_version
-    assert PRIME_RL_TAG in res.prime_rl_version and res.prime_rl_commit == PRIME_RL_COMMIT
-    assert any("#3150" in n for n in res.version_notes)
-    assert any("'refunds-v1' ends in '-v1'" in n for n in res.version_notes)
+    assert PRIME_RL_COMMIT.startswith("559b44772") and "559b44772" in res.trainer_version
+    assert PRIME_RL_TAG in res.trainer_version and res.trainer_commit == PRIME_RL_COMMIT
+    assert any("#3150" in n for n in res.notes)
+    assert any("'refunds-v1' ends in '-v1'" in n for n in res.notes)
 
 
 def test_full_weights_drop_lora_and_use_the_full_rate():
@@ -318,7 +318,7 @@ def test_async_grpo_writes_the_ipo_loss():
     assert res.honored["ipo_threshold"] == "trainer.loss.ipo_threshold"
     assert res.honored["method.group_size"] == "orchestrator.group_size"
     assert {"ratio", "cap"} <= set(res.ignored)
-    assert any("#2798" in n for n in res.version_notes)
+    assert any("#2798" in n for n in res.notes)
     assert "eps" not in json.dumps(c["trainer"]["loss"])  # the anchor's rejected key
     assert make("async grpo").config == make("async", knobs={"method": "grpo"}).config
     assert make(methods.Async(method="grpo")).config["trainer"]["loss"]["ipo_threshold"] == D.ASYNC_IPO_THRESHOLD
@@ -396,7 +396,7 @@ def test_overrides_set_delete_and_merge():
     assert c["seq_len"] == 16384
     assert "orchestrator.renderer.name" in res.honored
     assert tomllib.loads(res.text) == c and validate_prime_rl(c) == []
-    assert not any("renderer] is left" in n for n in res.version_notes)
+    assert not any("renderer] is left" in n for n in res.notes)
 
 
 def test_custom_loss_override_is_written():
@@ -520,7 +520,7 @@ def test_bad_taskset_ids_are_refused(taskset):
 def test_good_taskset_ids(taskset):
     res = prime_rl_config(taskset, "grpo", model=MODEL)
     assert res.config["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == taskset
-    assert not any("ends in '-v1'" in n for n in res.version_notes)
+    assert not any("ends in '-v1'" in n for n in res.notes)
 
 
 def test_unknown_methods_and_knob_misuse_are_refused():

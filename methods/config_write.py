@@ -1,8 +1,8 @@
-"""Writing a config file safely: ``out`` checked (a .toml path in an existing folder, inside the allowed
-roots, not an existing file unless ``overwrite``), then written atomically with no-clobber.
+"""Writing a trainer's config file safely, for every writer (prime-rl's TOML, TRL's and verl's YAML).
 
-A reader never sees a partial file and an existing file is never replaced unless asked, even when two
-writers race for the same name.
+``out`` is checked (a path with a suffix the trainer reads, in an existing folder, inside the allowed roots,
+not an existing file unless ``overwrite``), then written atomically with no-clobber: a reader never sees a
+partial file and an existing file is never replaced unless asked, even when two writers race for the name.
 """
 
 from __future__ import annotations
@@ -17,29 +17,44 @@ from typing import Any
 
 from pick_a_method.routing.paths import expand_user_path
 
+
+def show(value: Any) -> str:
+    """A value for an error message, cut short (an int of thousands of digits cannot even be printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 # The process umask, read once at import (os.umask can only be read by setting it, which is not thread-safe
 # later, when the server writes from worker threads).
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_config(out: Any, text: str, *, overwrite: bool, allowed_roots: Sequence[Any] | None) -> Path:
-    """Check ``out``, write ``text`` there atomically and return the path written."""
-    path = _check_out(out, overwrite, allowed_roots)
+def write_config(out: Any, text: str, *, suffixes: tuple[str, ...], why: str, overwrite: bool,
+                 allowed_roots: Sequence[Any] | None) -> Path:
+    """Check ``out``, write ``text`` there atomically and return the path written.
+
+    ``suffixes`` are the extensions the trainer reads this file by (the first is the example given);
+    ``why`` says in a few words why the suffix matters, for the error.
+    """
+    path = _check_out(out, suffixes, why, overwrite, allowed_roots)
     _write_atomic(path, text, overwrite)
     return path
 
 
-def _check_out(out: Any, overwrite: bool, allowed_roots: Sequence[Any] | None) -> Path:
+def _check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
+               allowed_roots: Sequence[Any] | None) -> Path:
+    wanted = " or ".join(suffixes)
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
-        raise ValueError(f"out must be a file path ending in .toml; got {out!r}")
+        raise ValueError(f"out must be a file path ending in {wanted}; got {show(out)}")
     path = expand_user_path(out, "out")
-    if path.suffix.lower() != ".toml":
-        raise ValueError(
-            f"out must end in .toml (prime-rl picks the parser from the extension: .toml, .json or .yaml); got {str(out)!r}"
-        )
+    if path.suffix.lower() not in suffixes:
+        raise ValueError(f"out must end in {wanted} ({why}); got {str(out)!r}")
     if path.is_dir():
-        raise ValueError(f"out {str(out)!r} is a folder; give a file path inside it, e.g. {str(path / 'rl.toml')!r}")
+        example = str(path / ("config" + suffixes[0]))
+        raise ValueError(f"out {str(out)!r} is a folder; give a file path inside it, e.g. {example!r}")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
         raise ValueError(
