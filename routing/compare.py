@@ -132,9 +132,18 @@ def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDiffere
                             ci95=paired_ci(t_rates, s_rates))
 
 
-def _rows_args(rows: GradedRows, prefix: str) -> dict[str, Any]:
-    args, _ = rows_arguments(rows)
-    return {prefix + k: v for k, v in args.items()}
+def _again(t_rows: GradedRows, s_rows: GradedRows, effect: float, pass_threshold: float) -> dict[str, Any]:
+    """teacher_clears' arguments that ask this question again on the same files (one `fields` serves both)."""
+    args: dict[str, Any] = {"effect": effect}
+    if pass_threshold != D.PASS_THRESHOLD:
+        args["pass_threshold"] = pass_threshold
+    for side, rows in (("teacher", t_rows), ("student", s_rows)):
+        back, _ = rows_arguments(rows)
+        if "rows_path" in back:
+            args[f"{side}_rows_path"] = back["rows_path"]
+        if "fields" in back:
+            args["fields"] = back["fields"]
+    return args
 
 
 def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float = D.PROVE_EFFECT, *,
@@ -152,7 +161,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     common = dict(effect=effect, teacher_pass_at_1=t.pass_at_1, teacher_ci95=t.ci95, student_pass_at_1=s.pass_at_1,
                   student_ci95=s.ci95, paired=pair, tokenizers_match=tokenizers_match)
     gap = (t.pass_at_1 - s.pass_at_1) if t.pass_at_1 is not None and s.pass_at_1 is not None else None
-    again = {**_rows_args(t_rows, "teacher_"), **_rows_args(s_rows, "student_"), "effect": effect}
+    again = _again(t_rows, s_rows, effect, pass_threshold)
 
     def undecided(why: str, step: NextStep, decided_by: str | None = None) -> TeacherClears:
         return TeacherClears(verdict="undecided", clears=None, gap=gap, apart=None, summary=why, next_step=step,
@@ -171,8 +180,9 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     if tb is not None and sb is not None and tb > sb:
         return undecided(f"Undecided: the teacher was scored with max_tokens {tb:g}, the student with {sb:g}. Inside "
                          f"an OPD run the teacher is cut at the student's budget: score it at {sb:g} and ask again.",
-                         NextStep(tool=None, arguments={"max_tokens": int(sb)},
-                                  why="Re-score the teacher at the student's max_tokens."))
+                         NextStep(tool="teacher_clears", arguments=again,
+                                  needs=[f"teacher rows re-scored at max_tokens {int(sb)}"],
+                                  why="Re-score the teacher at the student's max_tokens, then ask again."))
     if int((t_rows.truncated & (t_rows.reward >= pass_threshold)).sum()):
         warnings.append("some teacher replies were cut off and still passed; fix the reward (question 1) before "
                         "trusting the teacher's rate")

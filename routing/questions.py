@@ -5,7 +5,6 @@ Each function takes a list of row dicts or the `GradedRows` that `read_rows` ret
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -16,8 +15,7 @@ from .rows import NAME_LIMIT, GradedRows, RowsLike, as_rows, display_name
 from .forecast import rollout_advice, signal, table_moments
 from .stats import bootstrap_ci, pass_at_k_per_group
 from .table import Table, table_of
-from .verdicts import (Band, NextStep, OnPolicy, PairedDifference, PassAt, RolloutsPerTask, RowRef,
-                       TeacherClears, TruncatedPasses)
+from .verdicts import Band, NextStep, PassAt, RolloutsPerTask, RowRef, TruncatedPasses
 
 MAX_K = 1_000_000_000  # rollouts per task; a larger k is a mistake, and past 1.8e308 one that overflows
 

@@ -203,6 +203,21 @@ def test_a_refused_teacher_keeps_the_students_rows_in_next_step(tmp_path):
     assert tc.next_step.arguments == {"rows_path": str(path), "model": MODEL}
 
 
+def test_a_teacher_scored_with_a_longer_budget_is_asked_again_on_the_same_files(tmp_path):
+    """The teacher's rows say max_tokens 8192, the student's 4096: undecided, and the next step is this very
+    question again with both paths kept, once the teacher is re-scored at the student's budget."""
+    teacher, student = tmp_path / "teacher.jsonl", tmp_path / "student.jsonl"
+    for path, budget, passes in ((teacher, 8192, [3, 4, 4, 3] * 10), (student, 4096, [1, 2, 1, 2] * 10)):
+        rows = [{**r, "max_tokens": budget} for r in rows_from_passes(passes)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tc = routing.teacher_clears(read_rows(teacher), read_rows(student), effect=0.1)
+    assert tc.verdict == "undecided" and "max_tokens 8192" in tc.summary
+    assert tc.next_step.tool == "teacher_clears"
+    assert tc.next_step.arguments == {"teacher_rows_path": str(teacher), "student_rows_path": str(student),
+                                      "effect": 0.1}
+    assert tc.next_step.needs == ["teacher rows re-scored at max_tokens 4096"]
+
+
 # --- trainer, before_gpu, small things --------------------------------------------------------------------
 
 
