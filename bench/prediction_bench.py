@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pick_a_method import routing  # noqa: E402
 from pick_a_method.routing.confidence import route_confidence  # noqa: E402
-from pick_a_method.routing.prior import BetaPrior, fit_prior, posterior_split_chance, predict_split  # noqa: E402
+from pick_a_method.routing.prior import RatePrior, fit_prior, posterior_split_chance, predict_split  # noqa: E402
 
 POPULATIONS = {"uniform": (1.0, 1.0), "U-shaped Beta(0.3,0.3)": (0.3, 0.3), "near-saturated Beta(5,1)": (5.0, 1.0),
                "near-floor Beta(1,5)": (1.0, 5.0)}
@@ -71,7 +71,7 @@ def accuracy(seeds=40):
             c, n = rng.binomial(4, p), np.full(600, 4)
             for q in predict_split(c, n, (4, 8, 16)):
                 truth = float(np.mean(1 - p**q.k - (1 - p) ** q.k))
-                known = float(posterior_split_chance(c, n, q.k, BetaPrior(a, b, 0.0)).mean())
+                known = float(posterior_split_chance(c, n, q.k, RatePrior(a, b, 0.0)).mean())
                 plug = float(np.mean(1 - (c / 4) ** q.k - (1 - c / 4) ** q.k))
                 rows[q.k].append((q.share - truth, q.ci95[0] <= truth <= q.ci95[1], known - truth, plug - truth))
         for k, r in rows.items():

@@ -12,7 +12,7 @@ import numpy as np
 from . import defaults as D
 from .confidence import route_confidence
 from .cost import run_cost
-from .prior import batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
+from .prior import RatePrior, batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
     suggest_group_size
 from .verdicts import RolloutAdvice, RunCostEstimate, SplitAtK
 
@@ -57,7 +57,9 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
     prompts = batch_for(D.TARGET_INFORMATIVE_GROUPS, by_k[group].share)
     candidates = [p for p in preds if p.k in D.ROLLOUT_CANDIDATES]
     advice = RolloutAdvice(
-        prior={"a": round(prior.a, 4), "b": round(prior.b, 4)},
+        prior={"a": round(prior.a, 4), "b": round(prior.b, 4), "zero": round(prior.zero, 4),
+               "one": round(prior.one, 4)},
+        prior_model=prior.model,
         per_k=[SplitAtK(k=p.k, split_share=round(p.share, 4),
                         ci95=(round(p.ci95[0], 4), round(p.ci95[1], 4)) if p.ci95 else None,
                         informative_per_1000_rollouts=round(p.informative_per_1000_rollouts, 2),
@@ -69,6 +71,12 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
         gain=round(suggestion.share - now, 4) if suggestion else None, target_groups=D.TARGET_INFORMATIVE_GROUPS,
         prompts_per_step=prompts, batch=prompts * group if prompts else None)
     return advice, {"prior": prior, "by_k": by_k}
+
+
+def advice_prior(advice: RolloutAdvice) -> RatePrior:
+    """The prior the advice was drawn from, as its verdict states it (rounded to 4 places)."""
+    p = advice.prior
+    return RatePrior(p["a"], p["b"], 0.0, zero=p.get("zero", 0.0), one=p.get("one", 0.0), model=advice.prior_model)
 
 
 def cost_estimate(c: np.ndarray, n: np.ndarray, advice: RolloutAdvice, prior, *,

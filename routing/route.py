@@ -19,8 +19,7 @@ import numpy as np
 
 from . import defaults as D
 from .advice import before_gpu, candidate_evidence, config_step, config_tool, others_line, score_others
-from .forecast import confidence_fields, cost_estimate, signal, table_moments
-from .prior import BetaPrior
+from .forecast import advice_prior, confidence_fields, cost_estimate, signal, table_moments
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
 from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
 from .rows import GradedRows, RowsLike, as_rows
@@ -271,7 +270,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         sure["rollouts"] = advice
         _, _, tokens = table_moments(g)
         multi = g.n >= 2
-        sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, BetaPrior(advice.prior["a"], advice.prior["b"], 0.0),
+        sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, advice_prior(advice),
                                      tokens=tokens[multi] if tokens is not None else None)
     if stale:
         step = _prime_rl_step("async", taskset=taskset, model=model,

@@ -99,9 +99,13 @@ class SplitAtK(BaseModel):
 
 
 class RolloutAdvice(BaseModel):
-    """How many rollouts per prompt to sample, from a beta-binomial prior over the tasks' pass rates."""
+    """How many rollouts per prompt to sample, from a prior over the tasks' pass rates (beta-binomial, with point
+    masses at 0 and 1 where the counts call for them)."""
 
-    prior: dict[str, float] = Field(description="The Beta(a, b) prior fitted to the per-task counts.")
+    prior: dict[str, float] = Field(description="The prior fitted to the per-task counts: a share `zero` of tasks "
+                                    "that never pass, `one` that always pass, the rest Beta(a, b).")
+    prior_model: Literal["beta", "beta+0", "beta+1", "beta+0+1"] = Field(
+        "beta", description="Which point masses the prior holds (the least BIC among the four).")
     per_k: list[SplitAtK]
     best_k: int = Field(description="The k with the most informative groups per rollout (per token where known).")
     best_k_by: Literal["rollouts", "tokens"]

@@ -9,6 +9,8 @@ from pick_a_method.routing import defaults as D
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 
+FLOORISH = [0] * 100 + [1] * 14 + [2] * 6 + [3] * 4
+
 
 def test_band_predicts_what_it_measures_on_the_mixed_example():
     # the plug-in predicted 0.629 at k = 8 where 0.7125 split (issue 15)
@@ -26,7 +28,9 @@ def test_band_predicts_what_it_measures_on_the_mixed_example():
 
 
 def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
-    reaches = routing.band(rows_from_passes([0] * 100 + [1, 2, 3] * 8))  # 24 split of 124
+    # 24 split of 124, thinning toward the floor as a Beta does (a set of 100 fails beside 1, 2, 3 passes in
+    # equal numbers reads better as 80% impossible tasks: the zero-inflated prior, which sees no gain from more k)
+    reaches = routing.band(rows_from_passes(FLOORISH))
     assert reaches.few_split and reaches.rollouts.suggested_group_size is not None
     assert reaches.rollouts.gain >= D.MIN_SPLIT_GAIN and "sample more per task" in reaches.summary
     short = routing.band(rows_from_passes([0] * 40 + [1, 2]))  # 2 split of 42: even k = 64 stays far short
@@ -36,12 +40,19 @@ def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
 
 def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
     from pick_a_method.methods.prime_rl import prime_rl_config
-    r = routing.route(rows_from_passes([0] * 100 + [1, 2, 3] * 8), model=MODEL, taskset="reverse-text")
+    r = routing.route(rows_from_passes(FLOORISH), model=MODEL, taskset="reverse-text")
     args = r.next_step.arguments
     assert args["knobs"]["group_size"] == r.rollouts.suggested_group_size == r.rollouts.group_size
     assert args["batch"] == r.rollouts.batch and args["batch"] % args["knobs"]["group_size"] == 0
     out = prime_rl_config(**args, out=tmp_path / "rl.toml")
     assert f"batch_size = {args['batch']}" in out.text and f"group_size = {args['knobs']['group_size']}" in out.text
+
+
+def test_impossible_tasks_read_as_a_point_mass_get_no_more_k_advice():
+    b = routing.band(rows_from_passes([0] * 100 + [1, 2, 3] * 8))
+    assert b.rollouts.prior["zero"] > 0.7 and b.rollouts.suggested_group_size is None
+    shares = [p.split_share for p in b.rollouts.per_k]
+    assert shares[-1] - shares[1] < D.MIN_SPLIT_GAIN  # k = 4 -> 64 buys under 3 points: the fails never split
 
 
 def test_route_confidence_and_runner_up():
