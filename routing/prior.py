@@ -127,11 +127,13 @@ def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None
     none_fail, all_pass = pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1]
     # No model beats the saturated one (each n's counts at their own shares). Where even that is not a point
     # mass's BIC penalty above the plain Beta, no point mass can win: their fits are skipped (the usual case).
+    # Nor are they tried on groups mostly under D.PRIOR_MASS_MIN_ROLLOUTS rollouts, which cannot show them.
     base = int(pairs[:, 1].max()) + 1
     per_n = np.bincount(pairs[:, 1], weights=weight, minlength=base)[pairs[:, 1]]
     log_choose = np.array([math.lgamma(m + 1) - math.lgamma(x + 1) - math.lgamma(m - x + 1) for x, m in pairs])
     ceiling = float(weight @ (np.log(weight / per_n) - log_choose))
-    hopeless = model is None and ceiling - fits["beta"].log_likelihood <= 0.5 * math.log(len(c))
+    hopeless = model is None and (ceiling - fits["beta"].log_likelihood <= 0.5 * math.log(len(c))
+                                  or float(np.median(n)) < D.PRIOR_MASS_MIN_ROLLOUTS)
     for name, (zero, one) in D.PRIOR_MODELS.items():
         if name == "beta" or hopeless or (model is not None and name != model):
             continue

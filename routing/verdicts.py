@@ -243,8 +243,9 @@ class Route(Verdict):
     n_rows: int
     n_tasks: int
     confidence: float | None = Field(
-        None, description="Share of task resamples whose data-driven questions give this route; null where the "
-                          "route was not decided by per-task rates.")
+        None, description="How often a fresh eval of the same size would give this route: the share of simulated "
+                          "second evals (tasks resampled twice) whose data-driven questions agree. A route no resample "
+                          "can leave (every task fails) reads 1.0. Null where per-task rates did not decide the route.")
     runner_up: str | None = Field(None, description="The most common other route over the resamples.")
     runner_up_share: float | None = None
     rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt and batch, for grouped routes.")

@@ -28,8 +28,7 @@ def test_band_predicts_what_it_measures_on_the_mixed_example():
 
 
 def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
-    # 24 split of 124, thinning toward the floor as a Beta does (a set of 100 fails beside 1, 2, 3 passes in
-    # equal numbers reads better as 80% impossible tasks: the zero-inflated prior, which sees no gain from more k)
+    # 24 split of 124, thinning toward the floor as a Beta does
     reaches = routing.band(rows_from_passes(FLOORISH))
     assert reaches.few_split and reaches.rollouts.suggested_group_size is not None
     assert reaches.rollouts.gain >= D.MIN_SPLIT_GAIN and "sample more per task" in reaches.summary
@@ -49,10 +48,12 @@ def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
 
 
 def test_impossible_tasks_read_as_a_point_mass_get_no_more_k_advice():
-    b = routing.band(rows_from_passes([0] * 100 + [1, 2, 3] * 8))
-    assert b.rollouts.prior["zero"] > 0.7 and b.rollouts.suggested_group_size is None
-    shares = [p.split_share for p in b.rollouts.per_k]
-    assert shares[-1] - shares[1] < D.MIN_SPLIT_GAIN  # k = 4 -> 64 buys under 3 points: the fails never split
+    # 100 tasks never pass in 8 while 24 sit near half: BIC reads the fails as impossible tasks (a point mass)
+    b = routing.band(rows_from_passes([0] * 100 + [3, 4, 5] * 8, k=8))
+    assert b.rollouts.prior_model == "beta+0" and b.rollouts.prior["zero"] > 0.7
+    assert b.few_split and b.rollouts.suggested_group_size is None
+    share = {p.k: p.split_share for p in b.rollouts.per_k}
+    assert share[64] - share[8] < D.MIN_SPLIT_GAIN  # k = 8 -> 64 buys under 3 points: the fails never split
 
 
 def test_route_confidence_and_runner_up():
