@@ -5,13 +5,14 @@ verdicts' rollout advice, cost and confidence out. Below this module everything 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 
 import numpy as np
 
 from . import defaults as D
 from .confidence import route_confidence
-from .cost import run_cost
+from .cost import run_cost, throughputs
 from .prior import RatePrior, batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
     suggest_group_size
 from .verdicts import RolloutAdvice, RunCostEstimate, SplitAtK
@@ -80,13 +81,17 @@ def advice_prior(advice: RolloutAdvice) -> RatePrior:
 
 
 def cost_estimate(c: np.ndarray, n: np.ndarray, advice: RolloutAdvice, prior, *,
-                  tokens: np.ndarray | None = None, steps: int = D.COST_STEPS) -> RunCostEstimate | None:
-    """The suggested run's cost at advice.group_size and advice.prompts_per_step, or None when nothing splits."""
+                  tokens: np.ndarray | None = None, steps: int = D.COST_STEPS, gpus: int | None = None,
+                  throughput: Mapping[str, float] | None = None) -> RunCostEstimate | None:
+    """The suggested run's cost at advice.group_size and advice.prompts_per_step, or None when nothing splits;
+    with `gpus` and `throughput` (cost.THROUGHPUT_KEYS), prime-rl's inference / trainer GPU split."""
     if not advice.prompts_per_step:
         return None
+    infer, train = throughputs(throughput)
     chance = posterior_split_chance(c, n, advice.group_size, prior)
     cost = run_cost(group_size=advice.group_size, prompts_per_step=advice.prompts_per_step, steps=steps,
-                    signal_chance=chance, tokens=tokens)
+                    signal_chance=chance, tokens=tokens, gpus=gpus, inference_tokens_per_gpu_s=infer,
+                    trainer_tokens_per_gpu_s=train)
     return RunCostEstimate(**asdict(cost))
 
 

@@ -135,8 +135,11 @@ class RunCostEstimate(BaseModel):
     trained_tokens_per_step: float | None = Field(
         description="Tokens the prime-rl trainer sees per step after filter_zero_advantages (inference samples "
                     "tokens_per_step).")
-    inference_gpus: int | None = None
+    inference_gpus: int | None = Field(
+        None, description="prime-rl GPUs for vLLM: the whole-GPU split of `gpus` with the quickest step (inference "
+                          "and trainer run one step overlapped, so a step takes the busier side's time).")
     trainer_gpus: int | None = None
+    seconds_per_step: float | None = Field(None, description="The busier side's seconds per step at that split.")
     missing: list[str] = Field(default_factory=list, description="What the estimate lacks, and where to get it.")
 
 
@@ -245,7 +248,8 @@ class Route(Verdict):
     confidence: float | None = Field(
         None, description="How often a fresh eval of the same size would give this route: the share of simulated "
                           "second evals (tasks resampled twice) whose data-driven questions agree. A route no resample "
-                          "can leave (every task fails) reads 1.0. Null where per-task rates did not decide the route.")
+                          "can leave (every task fails, or every one passes) reads 1.0 though a fresh eval may differ. "
+                          "Null where per-task rates did not decide the route.")
     runner_up: str | None = Field(None, description="The most common other route over the resamples.")
     runner_up_share: float | None = None
     rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt and batch, for grouped routes.")

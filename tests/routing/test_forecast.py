@@ -85,3 +85,37 @@ def test_non_binary_rewards_use_the_spread():
     assert b.split_definition == D.SIGNAL_DEFINITIONS["spread"]
     assert b.n_split == 20 and b.split_share == 0.5
     assert any("rewards differ" in w for w in b.warnings)
+
+
+THROUGHPUT = {"inference_tokens_per_s_per_gpu": 2000.0, "trainer_tokens_per_s_per_gpu": 8000.0}
+
+
+def test_route_gpu_split_goes_into_prime_rl_config(tmp_path):
+    from pick_a_method.methods.prime_rl import prime_rl_config
+    rows = [dict(r, completion_tokens=300) for r in rows_from_passes([0, 1, 2, 3, 4] * 20)]
+    bare = routing.route(rows, model=MODEL, taskset="reverse-text")
+    assert bare.cost.inference_gpus is None and "gpus" not in bare.next_step.arguments
+    assert any("gpus=" in m and "throughput=" in m for m in bare.cost.missing)  # the exact arguments to add
+    r = routing.route(rows, model=MODEL, taskset="reverse-text", gpus=8, throughput=THROUGHPUT)
+    cost = r.cost
+    # every task writes 300 tokens: the trainer sees the signal groups' share of what inference samples
+    assert cost.tokens_per_step == r.rollouts.batch * 300
+    assert cost.trained_tokens_per_step == pytest.approx(cost.tokens_per_step * cost.signal_share)
+    infer_s, train_s = cost.tokens_per_step / 2000, cost.trained_tokens_per_step / 8000
+    steps = {i: max(infer_s / i, train_s / (8 - i)) for i in range(1, 8)}
+    assert cost.inference_gpus == min(steps, key=steps.get) and cost.trainer_gpus == 8 - cost.inference_gpus
+    assert cost.seconds_per_step == pytest.approx(min(steps.values()))
+    assert r.next_step.arguments["gpus"] == {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
+    assert f"{cost.inference_gpus} for inference" in r.summary
+    out = prime_rl_config(**r.next_step.arguments, out=tmp_path / "rl.toml")
+    assert f"num_infer_gpus = {cost.inference_gpus}" in out.text and f"num_train_gpus = {cost.trainer_gpus}" in out.text
+
+
+def test_route_refuses_a_bad_gpu_argument_even_where_unused():
+    floor = rows_from_passes([0] * 20)
+    with pytest.raises(routing.InputError) as e:
+        routing.route(floor, model=MODEL, gpus=8, throughput={"inference": 1.0, "trainer": 2.0})
+    assert e.value.field == "throughput"
+    with pytest.raises(routing.InputError) as e:
+        routing.route(floor, model=MODEL, gpus=1)
+    assert e.value.field == "gpus"
