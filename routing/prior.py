@@ -116,7 +116,7 @@ def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
 def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None) -> RatePrior:
     """The prior maximising the likelihood of the per-group counts: each model of D.PRIOR_MODELS fitted (the
     plain Beta by grid search, the point masses added from it by _fit_masses) and the one with the least BIC kept, or
-    `model` where given."""
+    `model` where given (the plain Beta where no group is all-fail / all-pass for its mass to explain)."""
     c, n = _check(passes, rollouts)
     if model is not None and model not in D.PRIOR_MODELS:
         raise InputError(f"model is {model!r}; give one of {', '.join(D.PRIOR_MODELS)}", field="model")

@@ -160,7 +160,7 @@ class Band(Verdict):
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
         description="k -> predicted share of groups that split at k, each task under its posterior from a "
-                    "beta-binomial prior (pass/fail at pass_threshold).")
+                    "beta-binomial prior, with point masses where rollouts.prior_model says (pass/fail at pass_threshold).")
     predicted_split_ci95: dict[str, Interval | None] = Field(
         default_factory=dict, description="k -> 95% task-bootstrap interval on predicted_split_share.")
     few_split: bool = Field(description="Fewer split tasks than a grouped method needs (see the summary).")
