@@ -3,6 +3,7 @@ percentile task bootstrap and the other methods measured before choosing.
 
     python bench/coverage_bench.py                  # 4000 evals a cell for the analytic intervals, 600 for bootstraps
     python bench/coverage_bench.py --sims 20000 --boot-sims 1000
+    python bench/coverage_bench.py --only confidence   # the route's confidence against a fresh eval's agreement
 
 pass@1 cells: tasks 10/40/200 x k 1/4/16 x per-task rates from Beta populations; the truth is the population's
 mean rate. Paired cells: teacher and student rates on the same tasks, probit-correlated (rho 0.8-0.9); the
@@ -135,16 +136,88 @@ def speed() -> None:
         print(f"{label:22s} 1M rows: {min(times) * 1e3:7.2f} ms (best of 5)")
 
 
+def _teacher_pop(student_mean, gap):
+    """Student and teacher per-task rates on 48 tasks at k = 4 (Beta with concentration 8), the teacher `gap` above."""
+    def draw(rng):
+        sm, tm = student_mean, min(student_mean + gap, 0.99)
+        return (rng.beta(8 * sm, 8 * (1 - sm), 48), rng.beta(8 * tm, 8 * (1 - tm), 48))
+    return draw
+
+
+def _share_at_half(tasks, expected_split):
+    """`tasks` tasks at k = 4, each at p = 0.5 with the chance that makes `expected_split` of them split on average
+    (0.875 of tasks at 0.5 split in 4), the rest at 0."""
+    r = expected_split / (tasks * 0.875)
+    return lambda rng: (np.where(rng.uniform(size=tasks) < r, 0.5, 0.0), None)
+
+
+# name -> a function drawing one eval's per-task rates (student, teacher or None)
+CONFIDENCE_POPULATIONS = {
+    "few-split line, 26 expected": _share_at_half(120, 26), "few-split line, 31.5": _share_at_half(120, 31.5),
+    "few-split line, 37": _share_at_half(120, 37),
+    "floor edge, 1 split expected": _share_at_half(42, 1), "floor edge, 2": _share_at_half(42, 2),
+    "floor edge, 4": _share_at_half(42, 4),
+    "teacher +0.05": _teacher_pop(0.7, 0.05), "teacher +0.08": _teacher_pop(0.7, 0.08),
+    "teacher +0.11": _teacher_pop(0.7, 0.11)}
+
+
+def confidence_table(evals: int, fresh_evals: int, draws: int, rng) -> None:
+    """The route's confidence against how often a fresh eval of the same size gives the same route: per
+    population, the route of `fresh_evals` evals drawn from it (their label shares are the truth), then `evals`
+    evals each with its confidence under one task resample and under a resample of a resample (the default)."""
+    from pick_a_method.routing.confidence import route_confidence, route_labels
+
+    def eval_of(draw):
+        s, t = draw(rng)
+        c = rng.binomial(4, s)
+        teacher = (rng.binomial(4, t), np.full(len(t), 4)) if t is not None else None
+        return c, np.full(len(c), 4), teacher
+
+    print(f"\nroute confidence: {evals} evals a population, truth from {fresh_evals} fresh evals, {draws} draws each; "
+          f"mean confidence (one resample / resample of a resample) against the mean chance a fresh eval agrees")
+    print(f"{'population':30s} {'one resample':>13s} {'resample^2':>11s} {'fresh agrees':>13s}")
+    pooled = []
+    for name, draw in CONFIDENCE_POPULATIONS.items():
+        truth = {}
+        for _ in range(fresh_evals):
+            c, n, teacher = eval_of(draw)
+            label = route_labels(c, n, teacher=teacher, draws=1)[0]
+            truth[label] = truth.get(label, 0) + 1 / fresh_evals
+        rows = []
+        for i in range(evals):
+            c, n, teacher = eval_of(draw)
+            one = route_confidence(c, n, teacher=teacher, draws=draws, seed=i, fresh=False)
+            two = route_confidence(c, n, teacher=teacher, draws=draws, seed=i)
+            rows.append((one.confidence, two.confidence, truth.get(two.route, 0.0)))
+        r = np.array(rows)
+        pooled.append(r)
+        print(f"{name:30s} {r[:, 0].mean():13.3f} {r[:, 1].mean():11.3f} {r[:, 2].mean():13.3f}", flush=True)
+    r = np.concatenate(pooled)
+    print(f"{'all':30s} {r[:, 0].mean():13.3f} {r[:, 1].mean():11.3f} {r[:, 2].mean():13.3f}")
+    print("by band of confidence: evals, mean confidence - mean agreement (one resample | resample of a resample)")
+    for lo, hi in [(0.0, 0.7), (0.7, 0.9), (0.9, 0.99), (0.99, 1.01)]:
+        cells = []
+        for col in (0, 1):
+            band = (r[:, col] >= lo) & (r[:, col] < hi)
+            cells.append(f"{int(band.sum()):5d} {r[band, col].mean() - r[band, 2].mean():+.3f}" if band.any() else "    0     -")
+        print(f"  [{lo:.2f}, {hi:.2f})  " + "   |   ".join(cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sims", type=int, default=4000)
     ap.add_argument("--boot-sims", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--confidence-evals", type=int, default=200)
+    ap.add_argument("--only", choices=("intervals", "confidence"), default=None)
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    speed()
-    rate_table(args.sims, args.boot_sims, rng)
-    paired_table(args.sims, args.boot_sims, rng)
+    if args.only != "confidence":
+        speed()
+        rate_table(args.sims, args.boot_sims, rng)
+        paired_table(args.sims, args.boot_sims, rng)
+    if args.only != "intervals":
+        confidence_table(args.confidence_evals, 4 * args.confidence_evals, 400, rng)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Timings of the issue-15 pieces at 1M rows (125k tasks x 8), and the split prediction's accuracy on simulated
-populations (600 tasks x 4, known rates).
+populations (600 tasks x 4, and x 8 for a set with impossible and always-solved tasks; known rates).
 
-    python bench/prediction_bench.py            # timings, then accuracy over 40 seeds per population
+    python bench/prediction_bench.py            # timings, then accuracy over 200 seeds per population
 
 Timings are CPU time, best of 5 (wall time swings on a shared machine); the accuracy table is deterministic.
 """
@@ -18,10 +18,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pick_a_method import routing  # noqa: E402
 from pick_a_method.routing.confidence import route_confidence  # noqa: E402
-from pick_a_method.routing.prior import BetaPrior, fit_prior, posterior_split_chance, predict_split  # noqa: E402
+from pick_a_method.routing.prior import RatePrior, fit_prior, posterior_split_chance, predict_split  # noqa: E402
 
-POPULATIONS = {"uniform": (1.0, 1.0), "U-shaped Beta(0.3,0.3)": (0.3, 0.3), "near-saturated Beta(5,1)": (5.0, 1.0),
-               "near-floor Beta(1,5)": (1.0, 5.0)}
+# name -> (Beta a, b, share impossible, share always solved, rollouts per task)
+POPULATIONS = {"uniform": (1.0, 1.0, 0, 0, 4), "U-shaped Beta(0.3,0.3)": (0.3, 0.3, 0, 0, 4),
+               "near-saturated Beta(5,1)": (5.0, 1.0, 0, 0, 4), "near-floor Beta(1,5)": (1.0, 5.0, 0, 0, 4),
+               "20% at 0, 15% at 1, Beta(2,2)": (2.0, 2.0, 0.2, 0.15, 4),
+               "the same at k=8": (2.0, 2.0, 0.2, 0.15, 8)}
 
 
 def best(fn, repeat=5):
@@ -58,26 +61,36 @@ def timings():
     print(f"  route without its confidence        {bare_ms:8.1f}  (the confidence's share: {route_ms - bare_ms:+.1f})")
 
 
-def accuracy(seeds=40):
-    print(f"\nsplit share predicted from 600 tasks x 4, {seeds} seeds: bias / RMS error / share within 0.03 / "
-          f"interval coverage, against the 600 tasks' own expected share; 'known prior' uses the true Beta")
-    print(f"{'population':26s} {'k':>3s} {'bias':>7s} {'rms':>6s} {'<=.03':>6s} {'cover':>6s} {'known prior rms':>16s} "
-          f"{'plug-in bias':>13s}")
-    for name, (a, b) in POPULATIONS.items():
-        rows = {k: [] for k in (4, 8, 16)}
+def accuracy(seeds=200):
+    print(f"\nsplit share predicted from 600 tasks x k, {seeds} seeds: bias / RMS error / share within 0.03 / interval "
+          f"coverage, against the 600 tasks' own expected share; 'known prior' uses the true prior, 'one Beta' forces "
+          f"the plain Beta, 'masses' is the share of seeds where BIC chose point masses")
+    print(f"{'population':30s} {'k':>3s} {'bias':>7s} {'rms':>6s} {'<=.03':>6s} {'cover':>6s} {'known prior rms':>16s} "
+          f"{'one Beta rms':>13s} {'plug-in bias':>13s} {'masses':>7s}")
+    for name, (a, b, zero, one, k0) in POPULATIONS.items():
+        ks = (k0, 2 * k0, 4 * k0)
+        rows, chose = {k: [] for k in ks}, []
+        known_prior = RatePrior(a, b, 0.0, zero=zero, one=one, model="beta+0+1" if zero or one else "beta")
         for seed in range(seeds):
             rng = np.random.default_rng(1000 + seed)
-            p = rng.beta(a, b, 600)
-            c, n = rng.binomial(4, p), np.full(600, 4)
-            for q in predict_split(c, n, (4, 8, 16)):
+            u = rng.uniform(size=600)
+            p = np.where(u < zero, 0.0, np.where(u < zero + one, 1.0, rng.beta(a, b, 600)))
+            c, n = rng.binomial(k0, p), np.full(600, k0)
+            prior = fit_prior(c, n)
+            chose.append(prior.model != "beta")
+            single = {q.k: q.share for q in predict_split(c, n, ks, prior=fit_prior(c, n, model="beta"),
+                                                          interval=False)}
+            for q in predict_split(c, n, ks, prior=prior):
                 truth = float(np.mean(1 - p**q.k - (1 - p) ** q.k))
-                known = float(posterior_split_chance(c, n, q.k, BetaPrior(a, b, 0.0)).mean())
-                plug = float(np.mean(1 - (c / 4) ** q.k - (1 - c / 4) ** q.k))
-                rows[q.k].append((q.share - truth, q.ci95[0] <= truth <= q.ci95[1], known - truth, plug - truth))
+                known = float(posterior_split_chance(c, n, q.k, known_prior).mean())
+                plug = float(np.mean(1 - (c / k0) ** q.k - (1 - c / k0) ** q.k))
+                rows[q.k].append((q.share - truth, q.ci95[0] <= truth <= q.ci95[1], known - truth,
+                                  single[q.k] - truth, plug - truth))
         for k, r in rows.items():
-            e, hit, kn, pl = (np.array(x, dtype=float) for x in zip(*r))
-            print(f"{name:26s} {k:3d} {e.mean():+7.3f} {np.sqrt((e * e).mean()):6.3f} {(np.abs(e) <= 0.03).mean():6.2f} "
-                  f"{hit.mean():6.2f} {np.sqrt((kn * kn).mean()):16.3f} {pl.mean():+13.3f}")
+            e, hit, kn, one_beta, pl = (np.array(x, dtype=float) for x in zip(*r))
+            rms = lambda x: np.sqrt((x * x).mean())  # noqa: E731
+            print(f"{name:30s} {k:3d} {e.mean():+7.3f} {rms(e):6.3f} {(np.abs(e) <= 0.03).mean():6.2f} "
+                  f"{hit.mean():6.2f} {rms(kn):16.3f} {rms(one_beta):13.3f} {pl.mean():+13.3f} {np.mean(chose):7.2f}")
 
 
 if __name__ == "__main__":

@@ -49,10 +49,17 @@ def _pairs(passes, rollouts, what: str, signal=None) -> tuple[np.ndarray, np.nda
     return (pair - n_pairs * base).astype(np.float64), n_pairs.astype(np.float64), (keys % 2).astype(bool), weight
 
 
-def _draw(weight: np.ndarray, draws: int, rng) -> np.ndarray:
+def _draw(weight: np.ndarray, draws: int, rng, fresh: bool = True) -> np.ndarray:
+    """Task counts over the distinct pairs, one row per draw; draw 0 is the data itself, so the label on the data
+    is what the route decided. `fresh`: each draw is a resample of a resample (a population drawn from the
+    data, then an eval of the same size drawn from it), so it spreads as a second, independent eval would
+    around the first (twice a single resample's variance) rather than as the first around the truth."""
     n = int(weight.sum())
-    picks = rng.multinomial(n, weight / n, size=draws).astype(np.float64)
-    picks[0] = weight  # draw 0 is the data itself, so the label on the data is what the route decided
+    picks = rng.multinomial(n, weight / n, size=draws)
+    if fresh:
+        picks = rng.multinomial(n, picks / n)
+    picks = picks.astype(np.float64)
+    picks[0] = weight
     return picks
 
 
@@ -70,13 +77,14 @@ def _arm_intervals(picks, c, n, level):
 
 def route_labels(passes, rollouts, *, tail: str = "grpo", teacher: tuple | None = None, signal=None,
                  effect: float = D.PROVE_EFFECT, draws: int = D.CONFIDENCE_DRAWS,
-                 seed: int = D.BOOTSTRAP_SEED, level: float = D.CI_LEVEL) -> list[str]:
+                 seed: int = D.BOOTSTRAP_SEED, level: float = D.CI_LEVEL,
+                 fresh: bool = D.CONFIDENCE_FRESH) -> list[str]:
     """The route label on each of `draws` task resamples (draw 0 is the data itself). `signal`: which tasks
     give a grouped method signal (default: passes strictly between 0 and rollouts)."""
     c, n, flag, weight = _pairs(passes, rollouts, "passes", signal)
     draws = max(1, min(draws, _MAX_CELLS // max(len(c), 1)))
     rng = np.random.default_rng(seed)
-    picks = _draw(weight, draws, rng)
+    picks = _draw(weight, draws, rng, fresh)
     tasks = picks.sum(axis=1)
     single = picks @ (n == 1)
     fail = picks @ (c == 0)
@@ -87,7 +95,7 @@ def route_labels(passes, rollouts, *, tail: str = "grpo", teacher: tuple | None 
         labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+ReinforceAda"
     if teacher is not None:
         tc, tn, _, tw = _pairs(*teacher, "teacher")
-        t_mean, t_lo, _ = _arm_intervals(_draw(tw, draws, rng), tc, tn, level)
+        t_mean, t_lo, _ = _arm_intervals(_draw(tw, draws, rng, fresh), tc, tn, level)
         s_mean, _, s_hi = _arm_intervals(picks, c, n, level)
         clears = (t_mean - s_mean >= effect) & (t_lo > s_hi)
         labels[clears] = "opd"

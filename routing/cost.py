@@ -10,6 +10,7 @@ cost is prompts x k x the mean over tasks of their mean tokens.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,7 +34,45 @@ class RunCost:
     trained_tokens_per_step: float | None = None  # after prime-rl's filter_zero_advantages
     inference_gpus: int | None = None
     trainer_gpus: int | None = None
+    seconds_per_step: float | None = None  # the busier side's time at that split
     missing: list[str] = field(default_factory=list)
+
+
+THROUGHPUT_KEYS = ("inference_tokens_per_s_per_gpu", "trainer_tokens_per_s_per_gpu")
+GPU_ARGUMENT = ('gpus=<GPUs for the run> and throughput={"inference_tokens_per_s_per_gpu": <vLLM tokens/s per GPU>, '
+                '"trainer_tokens_per_s_per_gpu": <trainer tokens/s per GPU>}')
+
+
+def throughputs(throughput: Mapping[str, float] | None) -> tuple[float | None, float | None]:
+    """route's `throughput` argument -> (inference, trainer) tokens per second per GPU; both keys or none."""
+    if throughput is None:
+        return None, None
+    if not isinstance(throughput, Mapping) or set(throughput) != set(THROUGHPUT_KEYS):
+        got = sorted(throughput) if isinstance(throughput, Mapping) else repr(throughput)
+        raise InputError(f"throughput takes exactly {' and '.join(THROUGHPUT_KEYS)}; got {got}. Fix: {GPU_ARGUMENT}",
+                         field="throughput")
+    return throughput[THROUGHPUT_KEYS[0]], throughput[THROUGHPUT_KEYS[1]]
+
+
+def check_gpus(gpus: int | None, throughput: Mapping[str, float] | None) -> None:
+    """route's `gpus` and `throughput`, checked before any question is asked (a bad one is never silently unused)."""
+    if gpus is not None and (_positive_int("gpus", gpus) < 2):
+        raise InputError("gpus is 1; prime-rl puts inference and the trainer on separate GPUs: give 2 or more",
+                         field="gpus")
+    for name, v in zip(THROUGHPUT_KEYS, throughputs(throughput)):
+        if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0)):
+            raise InputError(f"throughput[{name!r}] is {v!r}; give tokens per second per GPU, above 0",
+                             field="throughput")
+
+
+def split_gpus(gpus: int, inference_seconds: float, trainer_seconds: float) -> tuple[int, int, float]:
+    """The whole-GPU split of `gpus` that makes a step quickest: prime-rl runs inference and the trainer one step
+    overlapped, so a step takes the longer of the two sides (each side's GPU-seconds over its GPUs); ties go to the
+    split nearest the proportional one, then to more inference GPUs. Returns (inference, trainer, seconds)."""
+    share = gpus * inference_seconds / (inference_seconds + trainer_seconds)
+    best = min(range(1, gpus), key=lambda i: (max(inference_seconds / i, trainer_seconds / (gpus - i)),
+                                              abs(i - share), -i))
+    return best, gpus - best, max(inference_seconds / best, trainer_seconds / (gpus - best))
 
 
 def _positive_int(name: str, value: int) -> int:
@@ -51,8 +90,8 @@ def run_cost(*, group_size: int, prompts_per_step: int, steps: int, signal_chanc
     signal_chance: per task, the chance a group has signal. tokens: per task, mean completion tokens (NaN where
     a task has none). prime-rl drops zero-advantage tokens before the trainer (orchestrator.train.
     filter_zero_advantages, default true), so the trainer sees only the signal groups' tokens while inference
-    samples all of them; with `gpus` and both per-GPU token throughputs, the split that keeps the two sides
-    equally busy."""
+    samples all of them; with `gpus` and both per-GPU token throughputs, the split that makes a step quickest
+    (split_gpus)."""
     k = _positive_int("group_size", group_size)
     prompts = _positive_int("prompts_per_step", prompts_per_step)
     steps = _positive_int("steps", steps)
@@ -81,8 +120,7 @@ def run_cost(*, group_size: int, prompts_per_step: int, steps: int, signal_chanc
     if known.sum() < len(t):
         missing.append(f"token counts on {int(len(t) - known.sum())} of {len(t)} tasks (the means use the rest)")
     if gpus is None or inference_tokens_per_gpu_s is None or trainer_tokens_per_gpu_s is None:
-        missing.append("gpus and per-GPU throughputs (inference_tokens_per_gpu_s, trainer_tokens_per_gpu_s) for "
-                       "the inference / trainer GPU split")
+        missing.append(f"the GPUs and their throughputs for prime-rl's inference / trainer GPU split: {GPU_ARGUMENT}")
         return RunCost(**out, missing=missing)
     gpus = _positive_int("gpus", gpus)
     if gpus < 2:
@@ -90,9 +128,8 @@ def run_cost(*, group_size: int, prompts_per_step: int, steps: int, signal_chanc
                          field="gpus")
     for name, v in (("inference_tokens_per_gpu_s", inference_tokens_per_gpu_s),
                     ("trainer_tokens_per_gpu_s", trainer_tokens_per_gpu_s)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+        if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise InputError(f"{name} is {v!r}; give tokens per second per GPU, above 0", field=name)
-    infer_work = tokens_per_step / inference_tokens_per_gpu_s
-    train_work = trained / trainer_tokens_per_gpu_s
-    infer = min(gpus - 1, max(1, round(gpus * infer_work / (infer_work + train_work))))
-    return RunCost(**out, inference_gpus=infer, trainer_gpus=gpus - infer, missing=missing)
+    infer, train, seconds = split_gpus(gpus, tokens_per_step / inference_tokens_per_gpu_s,
+                                       trained / trainer_tokens_per_gpu_s)
+    return RunCost(**out, inference_gpus=infer, trainer_gpus=train, seconds_per_step=seconds, missing=missing)

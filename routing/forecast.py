@@ -5,14 +5,15 @@ verdicts' rollout advice, cost and confidence out. Below this module everything 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 
 import numpy as np
 
 from . import defaults as D
 from .confidence import route_confidence
-from .cost import run_cost
-from .prior import batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
+from .cost import run_cost, throughputs
+from .prior import RatePrior, batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
     suggest_group_size
 from .verdicts import RolloutAdvice, RunCostEstimate, SplitAtK
 
@@ -57,7 +58,9 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
     prompts = batch_for(D.TARGET_INFORMATIVE_GROUPS, by_k[group].share)
     candidates = [p for p in preds if p.k in D.ROLLOUT_CANDIDATES]
     advice = RolloutAdvice(
-        prior={"a": round(prior.a, 4), "b": round(prior.b, 4)},
+        prior={"a": round(prior.a, 4), "b": round(prior.b, 4), "zero": round(prior.zero, 4),
+               "one": round(prior.one, 4)},
+        prior_model=prior.model,
         per_k=[SplitAtK(k=p.k, split_share=round(p.share, 4),
                         ci95=(round(p.ci95[0], 4), round(p.ci95[1], 4)) if p.ci95 else None,
                         informative_per_1000_rollouts=round(p.informative_per_1000_rollouts, 2),
@@ -71,14 +74,24 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
     return advice, {"prior": prior, "by_k": by_k}
 
 
+def advice_prior(advice: RolloutAdvice) -> RatePrior:
+    """The prior the advice was drawn from, as its verdict states it (rounded to 4 places)."""
+    p = advice.prior
+    return RatePrior(p["a"], p["b"], 0.0, zero=p.get("zero", 0.0), one=p.get("one", 0.0), model=advice.prior_model)
+
+
 def cost_estimate(c: np.ndarray, n: np.ndarray, advice: RolloutAdvice, prior, *,
-                  tokens: np.ndarray | None = None, steps: int = D.COST_STEPS) -> RunCostEstimate | None:
-    """The suggested run's cost at advice.group_size and advice.prompts_per_step, or None when nothing splits."""
+                  tokens: np.ndarray | None = None, steps: int = D.COST_STEPS, gpus: int | None = None,
+                  throughput: Mapping[str, float] | None = None) -> RunCostEstimate | None:
+    """The suggested run's cost at advice.group_size and advice.prompts_per_step, or None when nothing splits;
+    with `gpus` and `throughput` (cost.THROUGHPUT_KEYS), prime-rl's inference / trainer GPU split."""
     if not advice.prompts_per_step:
         return None
+    infer, train = throughputs(throughput)
     chance = posterior_split_chance(c, n, advice.group_size, prior)
     cost = run_cost(group_size=advice.group_size, prompts_per_step=advice.prompts_per_step, steps=steps,
-                    signal_chance=chance, tokens=tokens)
+                    signal_chance=chance, tokens=tokens, gpus=gpus, inference_tokens_per_gpu_s=infer,
+                    trainer_tokens_per_gpu_s=train)
     return RunCostEstimate(**asdict(cost))
 
 

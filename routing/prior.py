@@ -1,10 +1,13 @@
-"""What more rollouts per task would buy: a Beta prior over the tasks' pass rates, fitted to per-task counts,
-and the share of groups that would split at any k under each task's posterior (issue 15).
+"""What more rollouts per task would buy: a prior over the tasks' pass rates, fitted to per-task counts, and
+the share of groups that would split at any k under each task's posterior (issue 15).
 
 Plugging a task's observed rate into 1 - p^k - (1-p)^k says a task that never split at k = 4 can never split;
-the posterior says how likely it is to split at k = 16. The prior is the beta-binomial maximum-likelihood fit
-(D.SPLIT_PRIOR). Inputs are plain per-group arrays (passes, rollouts), so any per-(task, sampler, arm) table
-can call it.
+the posterior says how likely it is to split at k = 16. The prior is a Beta by beta-binomial maximum likelihood,
+or, where the Bayesian information criterion says the counts need them, a Beta plus point masses at 0 (tasks no
+draw passes) and 1 (tasks every draw passes): the zero-one-inflated beta-binomial, fitted by EM
+(D.SPLIT_PRIOR, D.PRIOR_MODELS). A point mass never splits at any k, so a set with truly impossible tasks is not
+told that more rollouts will crack them. Inputs are plain per-group arrays (passes, rollouts), so any
+per-(task, sampler, arm) table can call it.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ _ZOOMS = 4
 
 
 @dataclass(frozen=True)
-class BetaPrior:
+class RatePrior:
+    """zero x (point mass at 0) + one x (point mass at 1) + (1 - zero - one) x Beta(a, b)."""
     a: float
     b: float
-    log_likelihood: float
+    log_likelihood: float  # up to the binomial coefficients, the same for every model
+    zero: float = 0.0
+    one: float = 0.0
+    model: str = "beta"  # a key of D.PRIOR_MODELS
 
     @property
     def mean(self) -> float:
-        return self.a / (self.a + self.b)
+        return self.one + (1 - self.zero - self.one) * self.a / (self.a + self.b)
 
 
 def _check(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +74,7 @@ def _tails(c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
-         start: BetaPrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+         start: RatePrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Zooming grid search over (logit of the mean, log of a + b), one fit per row of A, B, N (tail counts):
     no gradient to diverge where the maximum sits at a boundary (every task at one rate drives a + b to its
     cap, a floor drives the mean down). A resample starts at the full fit (`start`) on a narrower grid."""
@@ -106,12 +113,117 @@ def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
     return best_a, best_b, best_ll
 
 
-def fit_prior(passes: np.ndarray, rollouts: np.ndarray) -> BetaPrior:
-    """Beta(a, b) maximising the beta-binomial likelihood of the per-group counts."""
+def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None) -> RatePrior:
+    """The prior maximising the likelihood of the per-group counts: each model of D.PRIOR_MODELS fitted (the
+    plain Beta by grid search, the point masses added from it by _fit_masses) and the one with the least BIC kept, or
+    `model` where given (the plain Beta where no group is all-fail / all-pass for its mass to explain)."""
     c, n = _check(passes, rollouts)
+    if model is not None and model not in D.PRIOR_MODELS:
+        raise InputError(f"model is {model!r}; give one of {', '.join(D.PRIOR_MODELS)}", field="model")
+    pairs, weight = _distinct(c, n)
     w, pa, pb, pn = _tails(c, n)
     a, b, ll = _fit(w @ pa, w @ pb, w @ pn, (c.sum() + 0.5) / (n.sum() + 1.0))
-    return BetaPrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))
+    fits = {"beta": RatePrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))}
+    none_fail, all_pass = pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1]
+    # No model beats the saturated one (each n's counts at their own shares). Where even that is not a point
+    # mass's BIC penalty above the plain Beta, no point mass can win: their fits are skipped (the usual case).
+    # Nor are they tried on groups mostly under D.PRIOR_MASS_MIN_ROLLOUTS rollouts, which cannot show them.
+    base = int(pairs[:, 1].max()) + 1
+    per_n = np.bincount(pairs[:, 1], weights=weight, minlength=base)[pairs[:, 1]]
+    log_choose = np.array([math.lgamma(m + 1) - math.lgamma(x + 1) - math.lgamma(m - x + 1) for x, m in pairs])
+    ceiling = float(weight @ (np.log(weight / per_n) - log_choose))
+    hopeless = model is None and (ceiling - fits["beta"].log_likelihood <= 0.5 * math.log(len(c))
+                                  or float(np.median(n)) < D.PRIOR_MASS_MIN_ROLLOUTS)
+    for name, (zero, one) in D.PRIOR_MODELS.items():
+        if name == "beta" or hopeless or (model is not None and name != model):
+            continue
+        # each mass starts at half and at nine tenths of the groups it could explain (two starts: a U-shaped
+        # Beta and a mass can share those groups either way); a mass that starts at 0 would stay there
+        z0 = np.array(D.PRIOR_MASS_STARTS) * (weight[none_fail].sum() / len(c) if zero else 0.0)
+        o0 = np.array(D.PRIOR_MASS_STARTS) * (weight[all_pass].sum() / len(c) if one else 0.0)
+        if (zero and not z0[0]) or (one and not o0[0]):
+            continue
+        starts = len(z0)
+        fa, fb, fz, fo, fll = _fit_masses(np.tile(w, (starts, 1)), pa, pb, pn, none_fail, all_pass,
+                                          np.repeat(a, starts), np.repeat(b, starts), z0, o0, D.PRIOR_FIT_ITERATIONS)
+        i = int(np.argmax(fll))
+        fits[name] = RatePrior(a=float(fa[i]), b=float(fb[i]), log_likelihood=float(fll[i]), zero=float(fz[i]),
+                               one=float(fo[i]), model=name)
+    if model is not None:
+        return fits.get(model, fits["beta"])
+    return min(fits.values(), key=lambda f: bic(f, len(c)))
+
+
+def bic(prior: RatePrior, groups: int) -> float:
+    """Schwarz's criterion: -2 log L + (free parameters) log(groups); the least one wins (D.PRIOR_RULE)."""
+    free = 2 + sum(D.PRIOR_MODELS[prior.model])
+    return -2.0 * prior.log_likelihood + free * math.log(groups)
+
+
+def _pair_log_beta(pa, pb, pn, a, b) -> np.ndarray:
+    """log P(c | n) under the beta-binomial without its binomial coefficient, fits x distinct pairs."""
+    j = np.arange(pa.shape[1], dtype=np.float64)
+    return (np.log(a[:, None] + j) @ pa.T + np.log(b[:, None] + j) @ pb.T
+            - np.log((a + b)[:, None] + j) @ pn.T)
+
+
+def _mixture(w, pa, pb, pn, z_on, o_on, a, b, zero, one):
+    """Each pair's Beta part and mixture probability (fits x pairs), and each fit's log-likelihood."""
+    beta = np.exp(_pair_log_beta(pa, pb, pn, a, b)) * (1 - zero - one)[:, None]
+    mix = zero[:, None] * z_on + one[:, None] * o_on + beta
+    return beta, mix, (w * np.log(np.maximum(mix, 1e-300))).sum(axis=1)
+
+
+def _fit_masses(w, pa, pb, pn, none_fail, all_pass, a, b, zero, one, iterations: int):
+    """Maximum likelihood for the zero-one-inflated beta-binomial, one fit per row of w (group counts per
+    distinct pair), by BHHH ascent (Berndt, Hall, Hall & Hausman 1974: Newton with the score's outer product
+    for the Hessian, exact for counts at their expected shares) on theta = (log a, log b, u0, u1), where
+    zero = e^u0 / (1 + e^u0 + e^u1) and one alike. A step that does not raise the likelihood is halved (then
+    dropped), so a fit never ends worse than it started; a mass that starts at 0 stays there. Stops when no
+    fit gains D.PRIOR_FIT_TOLERANCE, or after `iterations`."""
+    z_on, o_on = none_fail.astype(np.float64), all_pass.astype(np.float64)
+    free = np.stack([np.ones_like(a), np.ones_like(a), zero > 0, one > 0], axis=1)
+    with np.errstate(divide="ignore"):
+        theta = np.stack([np.log(a), np.log(b), np.log(zero) - np.log1p(-zero - one),
+                          np.log(one) - np.log1p(-zero - one)], axis=1)
+    j = np.arange(pa.shape[1], dtype=np.float64)
+
+    def unpack(t):
+        e0, e1 = np.exp(t[:, 2]), np.exp(t[:, 3])
+        return np.exp(t[:, 0]), np.exp(t[:, 1]), e0 / (1 + e0 + e1), e1 / (1 + e0 + e1)
+
+    def score(t):
+        a, b, z, o = unpack(t)
+        beta, mix, ll = _mixture(w, pa, pb, pn, z_on, o_on, a, b, z, o)
+        iab = (1 / ((a + b)[:, None] + j)) @ pn.T
+        d = np.stack([beta * a[:, None] * ((1 / (a[:, None] + j)) @ pa.T - iab),
+                      beta * b[:, None] * ((1 / (b[:, None] + j)) @ pb.T - iab),
+                      z[:, None] * (z_on - mix), o[:, None] * (o_on - mix)], axis=2) / mix[..., None]
+        d = d * free[:, None, :]
+        return ll, (w[..., None] * d).sum(axis=1), np.einsum("fp,fpi,fpj->fij", w, d, d)
+
+    ll, grad, info = score(theta)
+    for _ in range(iterations):
+        info = info + np.eye(4) * (1e-9 + (1 - free[:, :, None]))
+        step = np.linalg.solve(info, grad[..., None])[..., 0] * free
+        step *= np.minimum(1.0, 3.0 / np.maximum(np.abs(step).max(axis=1, keepdims=True), 1e-300))  # keep its direction
+        gained = np.zeros(len(w))
+        for _ in range(8):
+            new_theta = theta + step
+            conc = np.logaddexp(new_theta[:, 0], new_theta[:, 1])  # a + b held in range, the mean where it is
+            new_theta[:, :2] += (np.clip(conc, D.PRIOR_LOG_CONC_RANGE[0], D.PRIOR_MASS_LOG_CONC_MAX) - conc)[:, None]
+            new_ll, new_grad, new_info = score(new_theta)
+            up = new_ll > ll
+            gained = np.where(up, new_ll - ll, gained)
+            theta, ll = np.where(up[:, None], new_theta, theta), np.where(up, new_ll, ll)
+            grad, info = np.where(up[:, None], new_grad, grad), np.where(up[:, None, None], new_info, info)
+            if up.all():
+                break
+            step = np.where(up[:, None], 0.0, step / 4)
+        if np.all(gained < D.PRIOR_FIT_TOLERANCE):
+            break
+    a, b, zero, one = unpack(theta)
+    return a, b, zero, one, ll
 
 
 def _log_likelihood(A, B, N, a, b):
@@ -155,17 +267,42 @@ def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: BetaPrior, draws: int = D.PRIOR_DRAWS,
-                     seed: int = D.BOOTSTRAP_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: RatePrior, draws: int = D.PRIOR_DRAWS,
+                     seed: int = D.BOOTSTRAP_SEED) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     """The prior refitted on `draws` task resamples, and the resamples (counts over the distinct pairs): a
     multinomial over the distinct (passes, rollouts) pairs, so a resample costs a fit, not a pass over tasks.
-    Each refit is Newton ascent from the full fit (a resample's maximum lies near it), vectorised over draws.
-    Returns a, b (one per draw) and the picks (draws x distinct pairs, in _distinct's order)."""
+    Each refit starts at the full fit (a resample's maximum lies near it), vectorised over draws: Newton ascent
+    for a plain Beta, D.PRIOR_RESAMPLE_ITERATIONS steps of the point-mass fit for one with point masses (the model is the full
+    fit's; it is not chosen again per draw). Returns (a, b, zero, one), one of each per draw, and the picks
+    (draws x distinct pairs, in _distinct's order)."""
     c, n = _check(passes, rollouts)
+    pairs, _ = _distinct(c, n)
     w, pa, pb, pn = _tails(c, n)
     picks = np.random.default_rng(seed).multinomial(len(c), w / w.sum(), size=draws).astype(np.float64)
-    a, b = _newton(picks @ pa, picks @ pb, picks @ pn, np.full(draws, start.a), np.full(draws, start.b))
-    return a, b, picks
+    a, b = np.full(draws, start.a), np.full(draws, start.b)
+    zero, one = np.full(draws, start.zero), np.full(draws, start.one)
+    if start.model == "beta":
+        a, b = _newton(picks @ pa, picks @ pb, picks @ pn, a, b)
+    else:
+        a, b, zero, one, _ = _fit_masses(picks, pa, pb, pn, pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1], a, b,
+                                         zero, one, D.PRIOR_RESAMPLE_ITERATIONS)
+    return (a, b, zero, one), picks
+
+
+def _pair_chance(pairs: np.ndarray, k: int, a, b, zero, one) -> np.ndarray:
+    """Each distinct pair's chance to split at k under its posterior, one row per fit (a, b, zero, one: arrays
+    over fits): the posterior's Beta part, Beta(a + c, b + n - c), times the chance the task is not a point
+    mass given its counts. Neither factor falls as k grows, so neither does the chance."""
+    a, b, zero, one = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (a, b, zero, one))
+    pc, pn = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
+    chance = _split_chance(a[:, None] + pc, b[:, None] + pn - pc, k)
+    if not (zero.any() or one.any()):
+        return chance
+    j = np.arange(int(pairs[:, 1].max()))
+    ta, tb, tn = (pairs[:, :1] > j) * 1.0, ((pairs[:, 1:] - pairs[:, :1]) > j) * 1.0, (pairs[:, 1:] > j) * 1.0
+    beta = np.exp(_pair_log_beta(ta, tb, tn, a, b)) * (1 - zero - one)[:, None]
+    mix = zero[:, None] * (pairs[:, 0] == 0) + one[:, None] * (pairs[:, 0] == pairs[:, 1]) + beta
+    return chance * beta / np.maximum(mix, 1e-300)
 
 
 def _split_chance(alpha: np.ndarray, beta: np.ndarray, k: int) -> np.ndarray:
@@ -177,12 +314,12 @@ def _split_chance(alpha: np.ndarray, beta: np.ndarray, k: int) -> np.ndarray:
     return np.clip(chance, 0.0, 1.0)
 
 
-def posterior_split_chance(passes: np.ndarray, rollouts: np.ndarray, k: int, prior: BetaPrior) -> np.ndarray:
-    """Each group's chance that k fresh rollouts hold a pass and a fail, under its posterior
-    Beta(a + c, b + n - c)."""
+def posterior_split_chance(passes: np.ndarray, rollouts: np.ndarray, k: int, prior: RatePrior) -> np.ndarray:
+    """Each group's chance that k fresh rollouts hold a pass and a fail, under its posterior: Beta(a + c,
+    b + n - c), weighted by the chance the task is not one of the prior's point masses."""
     c, n = _check(passes, rollouts)
     pairs, _, inverse = _distinct(c, n, inverse=True)
-    chance = _split_chance(prior.a + pairs[:, 0], prior.b + pairs[:, 1] - pairs[:, 0], k)
+    chance = _pair_chance(pairs, k, prior.a, prior.b, prior.zero, prior.one)[0]
     return chance[inverse.reshape(-1)]
 
 
@@ -196,7 +333,7 @@ class SplitPrediction:
 
 
 def predict_split(passes: np.ndarray, rollouts: np.ndarray, ks=D.ROLLOUT_CANDIDATES, *,
-                  prior: BetaPrior | None = None, tokens: np.ndarray | None = None,
+                  prior: RatePrior | None = None, tokens: np.ndarray | None = None,
                   interval: bool = True) -> list[SplitPrediction]:
     """The predicted share of groups that split at each k, a 95% task-bootstrap interval on it, and informative groups per 1,000 rollouts (and per million tokens when `tokens`, the mean completion
     tokens of each group's rollouts, is given)."""
@@ -209,19 +346,18 @@ def predict_split(passes: np.ndarray, rollouts: np.ndarray, ks=D.ROLLOUT_CANDIDA
             raise InputError(f"tokens has {len(t)} entries for {len(c)} groups", field="tokens")
         mean_tokens = float(np.nanmean(t)) if np.isfinite(t).any() else None
     pairs, weight = _distinct(c, n)
-    pc, pn = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
     if interval and len(c) >= D.MIN_CI_TASKS:
         # the tasks resampled and the prior refitted on each: the fit's own uncertainty, which dominates far
         # from the observed k, is in the interval
-        ra, rb, picks = resampled_priors(c, n, prior)
+        refits, picks = resampled_priors(c, n, prior)
     out = []
     for k in sorted({int(k) for k in ks}):
         if k < 2:
             raise InputError(f"k is {k}; a group splits only with 2 or more rollouts", field="k")
-        share = float(weight @ _split_chance(prior.a + pc, prior.b + pn - pc, k)) / len(c)
+        share = float(weight @ _pair_chance(pairs, k, prior.a, prior.b, prior.zero, prior.one)[0]) / len(c)
         ci = None
         if interval and len(c) >= D.MIN_CI_TASKS:
-            chance = _split_chance(ra[:, None] + pc, rb[:, None] + pn - pc, k)
+            chance = _pair_chance(pairs, k, *refits)
             shares = (picks * chance).sum(axis=1) / len(c)
             ci = (float(np.quantile(shares, 0.025)), float(np.quantile(shares, 0.975)))
         per_token = share / (k * mean_tokens) * 1e6 if mean_tokens else None

@@ -19,8 +19,8 @@ import numpy as np
 
 from . import defaults as D
 from .advice import before_gpu, candidate_evidence, config_step, config_tool, others_line, score_others
-from .forecast import confidence_fields, cost_estimate, signal, table_moments
-from .prior import BetaPrior
+from .cost import check_gpus
+from .forecast import advice_prior, confidence_fields, cost_estimate, signal, table_moments
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
 from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
 from .rows import GradedRows, RowsLike, as_rows
@@ -49,13 +49,17 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
           pass_threshold: float = D.PASS_THRESHOLD, effect: float = D.PROVE_EFFECT, taskset: str | None = None,
           teacher: str | None = None, teacher_base_url: str | None = None, tokenizers_match: bool | None = None,
           preference_pairs: bool | None = None, params_b: float | None = None,
-          fields: Mapping[str, str] | None = None, trainer: str = "prime-rl") -> Route:
+          fields: Mapping[str, str] | None = None, trainer: str = "prime-rl", gpus: int | None = None,
+          throughput: Mapping[str, float] | None = None) -> Route:
     """Route graded rows to a training method; `trace` holds each question's answer and evidence, in question order.
 
     `fields` maps your field names (see routing.fields); `trainer` ("prime-rl", "trl" or "verl") picks the config
     tool next_step names. When the rows hold the trained model's rollouts beside other models', the route reads the
-    trained model's own rows and scores each other model as an OPD teacher on the shared tasks."""
+    trained model's own rows and scores each other model as an OPD teacher on the shared tasks. `gpus` and
+    `throughput` ({"inference_tokens_per_s_per_gpu": x, "trainer_tokens_per_s_per_gpu": y}) give a grouped route's
+    cost prime-rl's inference / trainer GPU split, which prime_rl_config's next step then carries as `gpus`."""
     tool = config_tool(trainer)
+    check_gpus(gpus, throughput)
     _prime_rl_step = functools.partial(config_step, tool)
     all_rows = as_rows(rows, fields=fields)
     t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
@@ -271,8 +275,9 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         sure["rollouts"] = advice
         _, _, tokens = table_moments(g)
         multi = g.n >= 2
-        sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, BetaPrior(advice.prior["a"], advice.prior["b"], 0.0),
-                                     tokens=tokens[multi] if tokens is not None else None)
+        sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, advice_prior(advice),
+                                     tokens=tokens[multi] if tokens is not None else None, gpus=gpus,
+                                     throughput=throughput)
     if stale:
         step = _prime_rl_step("async", taskset=taskset, model=model,
                               knobs={"method": {"name": "grpo", **knobs} if knobs else "grpo", "correction": "ipo"},
@@ -281,6 +286,9 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     else:
         step = _prime_rl_step("grpo", taskset=taskset, model=model, knobs=knobs, batch=batch,
                               why="Grouped RL on the split tasks with your program grader.")
+    cost = sure.get("cost")
+    if cost is not None and cost.inference_gpus and step.tool == "prime_rl_config":  # the split, as the writer takes it
+        step.arguments["gpus"] = {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
     trace.append(TraceStep(question=6, name="route", answer="grpo", decided=True,
                            evidence={"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,
                                      "async": stale}))
@@ -289,6 +297,9 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     if batch:
         summary += (f" Sample {advice.prompts_per_step} prompts x {advice.group_size} per step (batch {batch}) for "
                     f"about {advice.target_groups} groups with signal each.")
+    if cost is not None and cost.inference_gpus:
+        summary += (f" On {gpus} GPUs: {cost.inference_gpus} for inference, {cost.trainer_gpus} for the trainer "
+                    f"(about {cost.seconds_per_step:.3g} s a step).")
     alternatives = [NextStep(tool=None, arguments={"method": "dpo"}, why="The rows carry natural better/worse pairs: "
                              "DPO is an option too.")] if pairs else []
     return done("grpo", methods, summary, step, alternatives=alternatives)

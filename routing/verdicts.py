@@ -99,9 +99,13 @@ class SplitAtK(BaseModel):
 
 
 class RolloutAdvice(BaseModel):
-    """How many rollouts per prompt to sample, from a beta-binomial prior over the tasks' pass rates."""
+    """How many rollouts per prompt to sample, from a prior over the tasks' pass rates (beta-binomial, with point
+    masses at 0 and 1 where the counts call for them)."""
 
-    prior: dict[str, float] = Field(description="The Beta(a, b) prior fitted to the per-task counts.")
+    prior: dict[str, float] = Field(description="The prior fitted to the per-task counts: a share `zero` of tasks "
+                                    "that never pass, `one` that always pass, the rest Beta(a, b).")
+    prior_model: Literal["beta", "beta+0", "beta+1", "beta+0+1"] = Field(
+        "beta", description="Which point masses the prior holds (the least BIC among the four).")
     per_k: list[SplitAtK]
     best_k: int = Field(description="The k with the most informative groups per rollout (per token where known).")
     best_k_by: Literal["rollouts", "tokens"]
@@ -131,8 +135,11 @@ class RunCostEstimate(BaseModel):
     trained_tokens_per_step: float | None = Field(
         description="Tokens the prime-rl trainer sees per step after filter_zero_advantages (inference samples "
                     "tokens_per_step).")
-    inference_gpus: int | None = None
+    inference_gpus: int | None = Field(
+        None, description="prime-rl GPUs for vLLM: the whole-GPU split of `gpus` with the quickest step (inference "
+                          "and trainer run one step overlapped, so a step takes the busier side's time).")
     trainer_gpus: int | None = None
+    seconds_per_step: float | None = Field(None, description="The busier side's seconds per step at that split.")
     missing: list[str] = Field(default_factory=list, description="What the estimate lacks, and where to get it.")
 
 
@@ -153,7 +160,7 @@ class Band(Verdict):
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
         description="k -> predicted share of groups that split at k, each task under its posterior from a "
-                    "beta-binomial prior (pass/fail at pass_threshold).")
+                    "beta-binomial prior, with point masses where rollouts.prior_model says (pass/fail at pass_threshold).")
     predicted_split_ci95: dict[str, Interval | None] = Field(
         default_factory=dict, description="k -> 95% task-bootstrap interval on predicted_split_share.")
     few_split: bool = Field(description="Fewer split tasks than a grouped method needs (see the summary).")
@@ -239,8 +246,10 @@ class Route(Verdict):
     n_rows: int
     n_tasks: int
     confidence: float | None = Field(
-        None, description="Share of task resamples whose data-driven questions give this route; null where the "
-                          "route was not decided by per-task rates.")
+        None, description="How often a fresh eval of the same size would give this route: the share of simulated "
+                          "second evals (tasks resampled twice) whose data-driven questions agree. A route no resample "
+                          "can leave (every task fails, or every one passes) reads 1.0 though a fresh eval may differ. "
+                          "Null where per-task rates did not decide the route.")
     runner_up: str | None = Field(None, description="The most common other route over the resamples.")
     runner_up_share: float | None = None
     rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt and batch, for grouped routes.")

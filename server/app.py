@@ -28,7 +28,7 @@ from pick_a_method.routing import defaults as D
 from . import extras
 from .explain import explain
 from .options import ServerOptions
-from .schemas import (Checkpoint, FieldsArg, NameOrPairs, Nodes, Pairs, PathArg, Row, RowsArg, RowsText,
+from .schemas import (Checkpoint, FieldsArg, NameOrPairs, Nodes, Pairs, PathArg, Row, RowsArg, RowsText, Throughput,
                       TrainerArg, TrajectoriesArg, WandB, Fields, field_map, pairs_dict, plain, row_dicts, trajectory_dicts)
 from .skill import skill_description, skill_text
 from .wire import PickServer
@@ -183,6 +183,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             preference_pairs: Annotated[bool | None, Field(description="The rows hold natural better/worse pairs per prompt.")] = None,
             pass_threshold: Threshold = D.PASS_THRESHOLD, effect: Effect = D.PROVE_EFFECT,
             fields: FieldsArg = None, trainer: TrainerArg = "prime-rl",
+            gpus: Annotated[int | None, Field(description="GPUs for the run; with throughput, split between inference and trainer.")] = None,
+            throughput: Annotated[Throughput | None, Field(description="Tokens/s per GPU of vLLM and of the trainer, for that split.")] = None,
     ) -> routing.Route:
         """Start here. Asks the skill's questions in order, stops at the first that decides; returns the route,
         methods, each question's evidence (trace), next_step (a ready call) and checks before the GPU."""
@@ -190,7 +192,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False, fields=fields)
         return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
                          taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
-                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer)
+                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer,
+                         gpus=gpus, throughput=plain(throughput))
 
     async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):
@@ -216,7 +219,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             knobs: Annotated[Pairs, Field(description="Knobs as {key, value} pairs, e.g. teacher, base_url (opd); method, correction (async). A dotted key nests.")] = None,
             out: Annotated[str | None, Field(description="Write the TOML here; omit to only return it.")] = None,
             overwrite: Annotated[bool, Field(description="Replace an existing file at `out`.")] = False,
-            gpus: Annotated[int | None, Field(description="GPUs on the node (at least 2: inference and trainer; default 2); with `nodes`, GPUs per node (default 8).")] = None,
+            gpus: Annotated[int | Nodes | None, Field(description="GPUs on the node (at least 2: inference and trainer; default 2), or {inference, trainer}; with `nodes`, GPUs per node (default 8).")] = None,
             steps: Annotated[int, Field(description="max_steps.")] = 100,
             batch: Annotated[int, Field(description="Prompts x rollouts per step (orchestrator batch_size).")] = 64,
             lora: Annotated[bool, Field(description="Train a LoRA adapter.")] = True,
@@ -243,7 +246,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
 
         check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
         return await run(lambda: write(taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
-                                       overwrite=overwrite, gpus=gpus, steps=steps, batch=batch, lora=lora,
+                                       overwrite=overwrite, gpus=plain(gpus), steps=steps, batch=batch, lora=lora,
                                        overrides=pairs_dict(overrides, nest=False),
                                        allowed_roots=list(options.write_roots), tokenizers_match=check,
                                        renderer=renderer, wandb=plain(wandb), checkpoint=plain(checkpoint),

@@ -103,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--preference-pairs", action="store_true", help="the rows hold natural better/worse pairs")
     r.add_argument("--trainer", default="prime-rl", choices=("prime-rl", "trl", "verl"),
                    help="the trainer whose config tool the next step names: prime-rl, trl or verl (default: prime-rl)")
+    r.add_argument("--gpus", type=int, help="GPUs for the run; with --throughput, split between inference and trainer")
+    r.add_argument("--throughput", metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the trainer")
     rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
     rows_command("band", "question 3: floor, saturated or mixed?")
     pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
@@ -306,6 +308,19 @@ def _message(e: BaseException) -> str:
     return str(e)
 
 
+def _throughput(text: str | None) -> dict[str, float] | None:
+    """--throughput INFER,TRAIN -> route's throughput mapping (a bad value reaches route, which names the fix)."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = parts
+    keys = ("inference_tokens_per_s_per_gpu", "trainer_tokens_per_s_per_gpu")
+    return dict(zip(keys, values)) if len(values) == 2 else {"--throughput": text}
+
+
 def _run_command(args: argparse.Namespace) -> Any:
     from pick_a_method import routing
 
@@ -316,7 +331,7 @@ def _run_command(args: argparse.Namespace) -> Any:
         return routing.route(read(args.rows, "rows"), args.model, teacher, pass_threshold=args.pass_threshold,
                              effect=args.effect, taskset=args.taskset, teacher=args.teacher,
                              teacher_base_url=args.teacher_base_url, preference_pairs=args.preference_pairs or None,
-                             trainer=args.trainer)
+                             trainer=args.trainer, gpus=args.gpus, throughput=_throughput(args.throughput))
     if args.command == "truncated-passes":
         return routing.truncated_passes(read(args.rows, "rows"), pass_threshold=args.pass_threshold)
     if args.command == "band":

@@ -298,6 +298,12 @@ class Nodes(BaseModel):
     trainer: int | None = None
 
 
+class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, tokens per second per GPU
+    model_config = CLOSED
+    inference_tokens_per_s_per_gpu: float
+    trainer_tokens_per_s_per_gpu: float
+
+
 _NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
 # A name, or a table given as {key, value} pairs (an object is still taken from a client that sends one).
 NameOrPairs = Annotated[str | list[KeyValue] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]

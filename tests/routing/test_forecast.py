@@ -9,6 +9,8 @@ from pick_a_method.routing import defaults as D
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 
+FLOORISH = [0] * 100 + [1] * 14 + [2] * 6 + [3] * 4
+
 
 def test_band_predicts_what_it_measures_on_the_mixed_example():
     # the plug-in predicted 0.629 at k = 8 where 0.7125 split (issue 15)
@@ -26,7 +28,8 @@ def test_band_predicts_what_it_measures_on_the_mixed_example():
 
 
 def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
-    reaches = routing.band(rows_from_passes([0] * 100 + [1, 2, 3] * 8))  # 24 split of 124
+    # 24 split of 124, thinning toward the floor as a Beta does
+    reaches = routing.band(rows_from_passes(FLOORISH))
     assert reaches.few_split and reaches.rollouts.suggested_group_size is not None
     assert reaches.rollouts.gain >= D.MIN_SPLIT_GAIN and "sample more per task" in reaches.summary
     short = routing.band(rows_from_passes([0] * 40 + [1, 2]))  # 2 split of 42: even k = 64 stays far short
@@ -36,12 +39,21 @@ def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
 
 def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
     from pick_a_method.methods.prime_rl import prime_rl_config
-    r = routing.route(rows_from_passes([0] * 100 + [1, 2, 3] * 8), model=MODEL, taskset="reverse-text")
+    r = routing.route(rows_from_passes(FLOORISH), model=MODEL, taskset="reverse-text")
     args = r.next_step.arguments
     assert args["knobs"]["group_size"] == r.rollouts.suggested_group_size == r.rollouts.group_size
     assert args["batch"] == r.rollouts.batch and args["batch"] % args["knobs"]["group_size"] == 0
     out = prime_rl_config(**args, out=tmp_path / "rl.toml")
     assert f"batch_size = {args['batch']}" in out.text and f"group_size = {args['knobs']['group_size']}" in out.text
+
+
+def test_impossible_tasks_read_as_a_point_mass_get_no_more_k_advice():
+    # 100 tasks never pass in 8 while 24 sit near half: BIC reads the fails as impossible tasks (a point mass)
+    b = routing.band(rows_from_passes([0] * 100 + [3, 4, 5] * 8, k=8))
+    assert b.rollouts.prior_model == "beta+0" and b.rollouts.prior["zero"] > 0.7
+    assert b.few_split and b.rollouts.suggested_group_size is None
+    share = {p.k: p.split_share for p in b.rollouts.per_k}
+    assert share[64] - share[8] < D.MIN_SPLIT_GAIN  # k = 8 -> 64 buys under 3 points: the fails never split
 
 
 def test_route_confidence_and_runner_up():
@@ -73,3 +85,37 @@ def test_non_binary_rewards_use_the_spread():
     assert b.split_definition == D.SIGNAL_DEFINITIONS["spread"]
     assert b.n_split == 20 and b.split_share == 0.5
     assert any("rewards differ" in w for w in b.warnings)
+
+
+THROUGHPUT = {"inference_tokens_per_s_per_gpu": 2000.0, "trainer_tokens_per_s_per_gpu": 8000.0}
+
+
+def test_route_gpu_split_goes_into_prime_rl_config(tmp_path):
+    from pick_a_method.methods.prime_rl import prime_rl_config
+    rows = [dict(r, completion_tokens=300) for r in rows_from_passes([0, 1, 2, 3, 4] * 20)]
+    bare = routing.route(rows, model=MODEL, taskset="reverse-text")
+    assert bare.cost.inference_gpus is None and "gpus" not in bare.next_step.arguments
+    assert any("gpus=" in m and "throughput=" in m for m in bare.cost.missing)  # the exact arguments to add
+    r = routing.route(rows, model=MODEL, taskset="reverse-text", gpus=8, throughput=THROUGHPUT)
+    cost = r.cost
+    # every task writes 300 tokens: the trainer sees the signal groups' share of what inference samples
+    assert cost.tokens_per_step == r.rollouts.batch * 300
+    assert cost.trained_tokens_per_step == pytest.approx(cost.tokens_per_step * cost.signal_share)
+    infer_s, train_s = cost.tokens_per_step / 2000, cost.trained_tokens_per_step / 8000
+    steps = {i: max(infer_s / i, train_s / (8 - i)) for i in range(1, 8)}
+    assert cost.inference_gpus == min(steps, key=steps.get) and cost.trainer_gpus == 8 - cost.inference_gpus
+    assert cost.seconds_per_step == pytest.approx(min(steps.values()))
+    assert r.next_step.arguments["gpus"] == {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
+    assert f"{cost.inference_gpus} for inference" in r.summary
+    out = prime_rl_config(**r.next_step.arguments, out=tmp_path / "rl.toml")
+    assert f"num_infer_gpus = {cost.inference_gpus}" in out.text and f"num_train_gpus = {cost.trainer_gpus}" in out.text
+
+
+def test_route_refuses_a_bad_gpu_argument_even_where_unused():
+    floor = rows_from_passes([0] * 20)
+    with pytest.raises(routing.InputError) as e:
+        routing.route(floor, model=MODEL, gpus=8, throughput={"inference": 1.0, "trainer": 2.0})
+    assert e.value.field == "throughput"
+    with pytest.raises(routing.InputError) as e:
+        routing.route(floor, model=MODEL, gpus=1)
+    assert e.value.field == "gpus"
