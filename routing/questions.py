@@ -328,6 +328,10 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
                  f"tasks)" if top else "")
         summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+), and more rollouts per "
                     f"task do not reach that{reach}. Add tasks in the band, or try ReinforceAda.")
+    if predicted and n_fail and n_fail < len(rates) and np.median(g.n[multi]) < D.PRIOR_MASS_MIN_ROLLOUTS:
+        warnings.append(f"at k={k} the prior cannot tell tasks that can never pass from hard ones (that takes "
+                        f"{D.PRIOR_MASS_MIN_ROLLOUTS}+ rollouts per task): if some of the {n_fail} all-fail tasks are "
+                        f"impossible, the predicted split share at larger k runs high")
     if advice is not None and advice.prompts_per_step and advice.prompts_per_step > len(rates):
         warnings.append(f"{advice.target_groups} groups with signal per step take {advice.prompts_per_step} prompts at "
                         f"k={advice.group_size}, more than the {len(rates)} tasks here: each step would repeat tasks; "

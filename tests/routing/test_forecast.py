@@ -119,3 +119,14 @@ def test_route_refuses_a_bad_gpu_argument_even_where_unused():
     with pytest.raises(routing.InputError) as e:
         routing.route(floor, model=MODEL, gpus=1)
     assert e.value.field == "gpus"
+
+
+@pytest.mark.parametrize("k, warned", [(4, True), (8, False)])
+def test_band_warns_that_four_rollouts_cannot_see_impossible_tasks(k, warned):
+    """At k=4 the prior has no point mass at 0 to fit, so all-fail tasks count as merely hard: band says so."""
+    rng = np.random.default_rng(5)
+    p = np.where(rng.uniform(size=300) < 0.2, 0.0, rng.beta(2, 2, size=300))
+    rows = [{"task_id": f"t{t}", "reward": float(rng.uniform() < p[t])} for t in range(300) for _ in range(k)]
+    b = routing.band(rows)
+    assert b.verdict == "mixed" and b.n_all_fail > 0
+    assert any("can never pass" in w for w in b.warnings) is warned
