@@ -208,28 +208,34 @@ def _line_numbers(piece: memoryview, n_rows: int) -> tuple[np.ndarray, int]:
     the careful reader's to name), and there must be as many of those lines as rows."""
     a = np.frombuffer(piece, dtype=np.uint8)
     ends = np.flatnonzero(a == NEWLINE)
-    if not len(a) or a[-1] != NEWLINE:
-        ends = np.append(ends, len(a))  # the last line has no newline
+    open_end = bool(a[-1] != NEWLINE)  # the last line has no newline
+    n_lines = len(ends) + open_end
+    followed = ends if open_end else ends[:-1]  # newlines with a line after them
+    # the common file: each line `{...}`, nothing before or after it (checked at the ends of lines only)
+    plain = (a[0] == OPEN and (a[-1] == CLOSE or not open_end) and bool((a[ends - 1] == CLOSE).all())
+             and bool((a[followed + 1] == OPEN).all()))
+    at = np.arange(n_lines, dtype=np.int64) if plain else _object_lines(piece, a, ends, open_end)
+    if len(at) != n_rows:
+        raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+    return at, n_lines
+
+
+def _object_lines(piece: memoryview, a: np.ndarray, ends: np.ndarray, open_end: bool) -> np.ndarray:
+    """The lines that hold an object, in a piece with blank lines, CRLF or spaces around objects."""
+    if open_end:
+        ends = np.append(ends, len(a))
     starts = np.empty_like(ends)
     starts[0], starts[1:] = 0, ends[:-1] + 1
     last = np.maximum(ends - 1, 0)
     last = np.where((a[last] == CR) & (ends - starts > 1), last - 1, last)  # a CRLF line ends before its CR
     plain = (ends > starts) & (a[np.minimum(starts, len(a) - 1)] == OPEN) & (a[last] == CLOSE)
-    if plain.all():
-        at = np.arange(len(ends), dtype=np.int64)
-    else:  # blank lines, or lines with spaces around the object: judge each of those lines by its bytes
-        view = piece.obj if isinstance(piece.obj, bytes) else bytes(piece)
-        odd = np.flatnonzero(~plain)
-        keep = plain.copy()
-        for i in odd.tolist():
-            text = view[starts[i]:ends[i]].strip(JSON_SPACE)
-            if text and not (text[:1] == b"{" and text[-1:] == b"}"):
-                raise _Unsupported("a line that is not one object")  # the careful reader names it
-            keep[i] = bool(text)
-        at = np.flatnonzero(keep).astype(np.int64)
-    if len(at) != n_rows:
-        raise _Unsupported("rows that are not one a line")  # two objects on a line, say
-    return at, len(ends)
+    view = piece.obj if isinstance(piece.obj, bytes) else bytes(piece)
+    for i in np.flatnonzero(~plain).tolist():  # blank lines, or spaces around the object: judged by their bytes
+        text = view[starts[i]:ends[i]].strip(JSON_SPACE)
+        if text and not (text[:1] == b"{" and text[-1:] == b"}"):
+            raise _Unsupported("a line that is not one object")  # the careful reader names it
+        plain[i] = bool(text)
+    return np.flatnonzero(plain).astype(np.int64)
 
 
 def _csv(p: Path, builder: ColumnBuilder) -> Any:
