@@ -167,18 +167,22 @@ def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None
                             newlines_in_values=False)
     read = pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
     wanted = _wanted(builder)
+    pool = pa.system_memory_pool()  # malloc gives a piece's memory back; the default pool keeps it (peak RSS)
     acc = _Columns()
     lines: list[np.ndarray] = []
     first_line = 1
     with open(p, "rb") as f:
         for piece in _pieces(f):
-            table = pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=parse)
-            at, n_lines = _line_numbers(piece, table.num_rows)
-            lines.append(at + first_line)  # 1-based
+            at, n_lines = _line_numbers(piece)
+            if len(at):  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
+                table = pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=parse,
+                                     memory_pool=pool)
+                if table.num_rows != len(at):
+                    raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+                _take(table, builder, acc, wanted)
+                del table
+                lines.append(at + first_line)  # 1-based
             first_line += n_lines
-            del piece
-            _take(table, builder, acc, wanted)
-            del table
             if progress is not None:
                 progress(f.tell(), size)
     if not acc.n:
@@ -200,12 +204,12 @@ def _pieces(f: Any) -> Iterator[memoryview]:
         yield memoryview(data)[:cut]
 
 
-def _line_numbers(piece: memoryview, n_rows: int) -> tuple[np.ndarray, int]:
-    """The 0-based line of each of the `n_rows` rows pyarrow read from `piece`, and the piece's line count.
+def _line_numbers(piece: memoryview) -> tuple[np.ndarray, int]:
+    """The 0-based lines of `piece` that hold an object, and how many lines it has.
 
-    pyarrow skips blank lines and would read two objects on one line as two rows, so the rows are tied to lines
-    here, from the bytes: every line that is not blank must hold one object, `{...}` (a line that does not is
-    the careful reader's to name), and there must be as many of those lines as rows."""
+    pyarrow skips blank lines and would read two objects on one line as two rows, so rows are tied to lines
+    here, from the bytes: every line that is not blank must be one object, `{...}` (a line that is not is the
+    careful reader's to name), and the caller checks that pyarrow read one row for each of those lines."""
     a = np.frombuffer(piece, dtype=np.uint8)
     ends = np.flatnonzero(a == NEWLINE)
     open_end = bool(a[-1] != NEWLINE)  # the last line has no newline
@@ -214,10 +218,7 @@ def _line_numbers(piece: memoryview, n_rows: int) -> tuple[np.ndarray, int]:
     # the common file: each line `{...}`, nothing before or after it (checked at the ends of lines only)
     plain = (a[0] == OPEN and (a[-1] == CLOSE or not open_end) and bool((a[ends - 1] == CLOSE).all())
              and bool((a[followed + 1] == OPEN).all()))
-    at = np.arange(n_lines, dtype=np.int64) if plain else _object_lines(piece, a, ends, open_end)
-    if len(at) != n_rows:
-        raise _Unsupported("rows that are not one a line")  # two objects on a line, say
-    return at, n_lines
+    return (np.arange(n_lines, dtype=np.int64) if plain else _object_lines(piece, a, ends, open_end)), n_lines
 
 
 def _object_lines(piece: memoryview, a: np.ndarray, ends: np.ndarray, open_end: bool) -> np.ndarray:
