@@ -278,7 +278,7 @@ def _parquet(p: Path, builder: ColumnBuilder) -> Any:
 def _get(table: Any, path: str) -> Any:
     """The column at `path` (a top-level name first, then a dotted path into struct columns), or None."""
     if path in table.column_names:
-        return table.column(path).combine_chunks()
+        return table.column(path)  # chunked as parsed: every use below takes chunks, so nothing is copied
     if "." not in path:
         return None
     col = None
@@ -286,7 +286,7 @@ def _get(table: Any, path: str) -> Any:
         if i == 0:
             if part not in table.column_names:
                 return None
-            col = table.column(part).combine_chunks()
+            col = table.column(part)
             continue
         if not pa.types.is_struct(col.type) or col.type.get_field_index(part) < 0:
             return None
@@ -332,7 +332,8 @@ def _runs(col: Any) -> tuple[Any, np.ndarray]:
 
 def _encode(heads: list[Any], lengths: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
     """Codes in first-seen order (-1 for null) and the distinct values, from every batch's runs at once."""
-    enc = pc.dictionary_encode(pa.chunked_array(heads, type=pa.string()).combine_chunks())
+    chunks = [c for h in heads for c in (h.chunks if isinstance(h, pa.ChunkedArray) else [h])]
+    enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.string()).combine_chunks())
     codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
     return np.repeat(codes, np.concatenate(lengths)), enc.dictionary.to_pylist()
 
@@ -399,8 +400,12 @@ class _Columns:
         from .rows import make_rows
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
-        cat = {k: (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
-                   if any(a is not None for a in v) else np.full(self.n, np.nan)) for k, v in self.parts.items()}
+        cat = {}
+        for k in list(self.parts):  # each column's batches freed as soon as it is joined (peak memory)
+            v = self.parts.pop(k)
+            cat[k] = (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
+                      if any(a is not None for a in v) else np.full(self.n, np.nan))
+            del v
         codes, names = {}, {}
         for k, chunks in text.items():
             if all(c is None for c in chunks):
