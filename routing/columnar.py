@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,9 @@ pa: Any = None  # pyarrow and pyarrow.compute, imported on first use (about 0.2 
 pc: Any = None
 # Under this size the careful reader is as quick as importing pyarrow: small files skip the columnar reader.
 SMALL_BYTES = 1 << 20
-BLOCK_BYTES = 1 << 20  # pyarrow's block: the unit its threads parse in parallel (and CSV's type inference)
-PIECE_BYTES = 1 << 24  # JSONL read this much at a time: one piece's arrow data is held at once (peak memory)
+BLOCK_BYTES = 1 << 20  # pyarrow's JSON block: the unit its threads parse a piece in, in parallel
+CSV_BLOCK_BYTES = 1 << 22  # CSV streams a block at a time: large enough to infer the column types once
+PIECE_BYTES = 1 << 23  # JSONL read this much at a time; two pieces are in hand at once, one parsing (peak memory)
 COUNT_BYTES = 1 << 24  # CSV lines are counted this much at a time
 NEWLINE, CR, OPEN, CLOSE = b"\n"[0], b"\r"[0], b"{"[0], b"}"[0]
 JSON_SPACE = b" \t\r\n"  # what JSON (and pyarrow) skips between values
@@ -155,36 +157,54 @@ def _collect(batches: Any, builder: ColumnBuilder, check: Any = None) -> _Column
 
 
 def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None) -> tuple[_Columns, np.ndarray]:
-    """The file piece by piece: each piece parsed by pyarrow on every core, its columns taken, its arrow data
-    dropped before the next piece is read; the line numbers come from the same bytes, so the file is read once."""
+    """The file piece by piece: each piece's lines checked and parsed (by pyarrow, on every core) in a worker
+    while this thread takes the previous piece's columns, so the cores stay busy; a piece's arrow data is
+    dropped once taken. The line numbers come from the same bytes, so the file is read once."""
     import pyarrow.json as pj
 
     schema = {}
     reward = builder.names["reward"][0]
     if "." not in reward:
         schema[reward] = pa.float64()  # ints and floats alike; a string or a bool goes to the careful reader
-    parse = pj.ParseOptions(explicit_schema=pa.schema(schema), unexpected_field_behavior="infer",
-                            newlines_in_values=False)
-    read = pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
-    wanted = _wanted(builder)
+    parse_options = pj.ParseOptions(explicit_schema=pa.schema(schema), unexpected_field_behavior="infer",
+                                    newlines_in_values=False)
+    read_options = pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
     pool = pa.system_memory_pool()  # malloc gives a piece's memory back; the default pool keeps it (peak RSS)
+
+    def parse(piece: memoryview) -> tuple[np.ndarray, int, Any]:
+        at, n_lines = _line_numbers(piece)
+        if not len(at):
+            return at, n_lines, None  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
+        table = pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read_options,
+                             parse_options=parse_options, memory_pool=pool)
+        if table.num_rows != len(at):
+            raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+        return at, n_lines, table
+
+    wanted = _wanted(builder)
     acc = _Columns()
     lines: list[np.ndarray] = []
     first_line = 1
-    with open(p, "rb") as f:
+
+    def take(done: Any, read_to: int) -> None:
+        nonlocal first_line
+        at, n_lines, table = done.result()
+        if table is not None:
+            _take(table, builder, acc, wanted)
+            lines.append(at + first_line)  # 1-based
+        first_line += n_lines
+        if progress is not None:
+            progress(read_to, size)
+
+    with open(p, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="pick-a-method-read") as worker:
+        pending: tuple[Any, int] | None = None
         for piece in _pieces(f):
-            at, n_lines = _line_numbers(piece)
-            if len(at):  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
-                table = pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=parse,
-                                     memory_pool=pool)
-                if table.num_rows != len(at):
-                    raise _Unsupported("rows that are not one a line")  # two objects on a line, say
-                _take(table, builder, acc, wanted)
-                del table
-                lines.append(at + first_line)  # 1-based
-            first_line += n_lines
-            if progress is not None:
-                progress(f.tell(), size)
+            parsing = worker.submit(parse, piece), f.tell()
+            if pending is not None:
+                take(*pending)
+            pending = parsing
+        if pending is not None:
+            take(*pending)
     if not acc.n:
         raise _Unsupported("no rows")
     return acc, np.concatenate(lines)
@@ -248,7 +268,7 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
         raise _Unsupported("no task column")  # the careful reader names the columns and a close match
     types = {n: pa.string() for n in (*builder.names["task_id"], *builder.names["model"], *builder.names["arm"])
              if n in header}
-    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
                            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                                quoted_strings_can_be_null=True))
     limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree
