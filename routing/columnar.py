@@ -157,9 +157,9 @@ def _collect(batches: Any, builder: ColumnBuilder, check: Any = None) -> _Column
 
 
 def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None) -> tuple[_Columns, np.ndarray]:
-    """The file piece by piece: each piece's lines checked and parsed (by pyarrow, on every core) in a worker
-    while this thread takes the previous piece's columns, so the cores stay busy; a piece's arrow data is
-    dropped once taken. The line numbers come from the same bytes, so the file is read once."""
+    """The file piece by piece: a worker has pyarrow parse each piece (on every core) back to back, while this
+    thread reads the next piece, ties its lines to rows and takes the columns of the piece parsed last, so the
+    parse never waits; a piece's arrow data is dropped once taken. The file is read once."""
     import pyarrow.json as pj
 
     schema = {}
@@ -171,40 +171,36 @@ def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None
     read_options = pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
     pool = pa.system_memory_pool()  # malloc gives a piece's memory back; the default pool keeps it (peak RSS)
 
-    def parse(piece: memoryview) -> tuple[np.ndarray, int, Any]:
-        at, n_lines = _line_numbers(piece)
-        if not len(at):
-            return at, n_lines, None  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
-        table = pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read_options,
-                             parse_options=parse_options, memory_pool=pool)
-        if table.num_rows != len(at):
-            raise _Unsupported("rows that are not one a line")  # two objects on a line, say
-        return at, n_lines, table
+    def parse(piece: memoryview) -> Any:
+        return pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read_options,
+                            parse_options=parse_options, memory_pool=pool)
 
     wanted = _wanted(builder)
     acc = _Columns()
     lines: list[np.ndarray] = []
-    first_line = 1
 
-    def take(done: Any, read_to: int) -> None:
-        nonlocal first_line
-        at, n_lines, table = done.result()
-        if table is not None:
-            _take(table, builder, acc, wanted)
-            lines.append(at + first_line)  # 1-based
-        first_line += n_lines
+    def take(parsed: Any, at: np.ndarray, read_to: int) -> None:
+        table = parsed.result()
+        if table.num_rows != len(at):
+            raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+        _take(table, builder, acc, wanted)
+        lines.append(at)
         if progress is not None:
             progress(read_to, size)
 
+    first_line = 1
     with open(p, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="pick-a-method-read") as worker:
-        pending: tuple[Any, int] | None = None
+        pending: list[tuple[Any, np.ndarray, int]] = []
         for piece in _pieces(f):
-            parsing = worker.submit(parse, piece), f.tell()
-            if pending is not None:
-                take(*pending)
-            pending = parsing
-        if pending is not None:
-            take(*pending)
+            at, n_lines = _line_numbers(piece)
+            if len(at):  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
+                pending.append((worker.submit(parse, piece), at + first_line, f.tell()))  # 1-based lines
+            first_line += n_lines
+            del piece
+            while len(pending) > 1:  # keep one piece parsing while this one is taken
+                take(*pending.pop(0))
+        for item in pending:
+            take(*item)
     if not acc.n:
         raise _Unsupported("no rows")
     return acc, np.concatenate(lines)
