@@ -1,8 +1,9 @@
 """The columnar reader: JSONL, CSV and Parquet through pyarrow, one vectorised pass per column.
 
-It reads the files people have at C speed (1M JSONL rows in about the time polars' read_ndjson takes,
-bench/route_bench.py) and keeps only the columns the router reads. Whatever it cannot take as a table
-(a value of the wrong type, blank lines, a byte-order mark, gzip, a missing task id) it hands back
+It reads the files people have at C speed (bench/route_bench.py times it beside polars' read_ndjson) and keeps
+only the columns the router reads. JSONL is read once, in pieces that pyarrow parses on every core; each row's
+line number comes from the same bytes (blank lines included). Whatever it cannot take as a table (a value of
+the wrong type, a line that is not one object, a byte-order mark, gzip, a missing task id) it hands back
 (`None`), and `read_rows` re-reads the file with the careful reader, which names the line and field.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +27,12 @@ pa: Any = None  # pyarrow and pyarrow.compute, imported on first use (about 0.2 
 pc: Any = None
 # Under this size the careful reader is as quick as importing pyarrow: small files skip the columnar reader.
 SMALL_BYTES = 1 << 20
-BLOCK_BYTES = 1 << 22  # JSON/CSV block size: large enough to infer types once, small enough to stay lean
-COUNT_BYTES = 1 << 24
+BLOCK_BYTES = 1 << 20  # pyarrow's JSON block: the unit its threads parse a piece in, in parallel
+CSV_BLOCK_BYTES = 1 << 22  # CSV streams a block at a time: large enough to infer the column types once
+PIECE_BYTES = 1 << 23  # JSONL read this much at a time; two pieces are in hand at once, one parsing (peak memory)
+COUNT_BYTES = 1 << 24  # CSV lines are counted this much at a time
+NEWLINE, CR, OPEN, CLOSE = b"\n"[0], b"\r"[0], b"{"[0], b"}"[0]
+JSON_SPACE = b" \t\r\n"  # what JSON (and pyarrow) skips between values
 
 
 def _load() -> bool:
@@ -59,16 +66,17 @@ def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progr
     try:
         if fmt == "parquet":
             acc, lines = _parquet(p, builder), None
+        elif fmt == "jsonl":
+            acc, lines = _jsonl(p, builder, size, progress)
         else:
             n_lines = _count_lines(p, size, progress)
-            acc = _jsonl(p, builder, size, n_lines, progress) if fmt == "jsonl" else _csv(p, builder)
-            header = 1 if fmt == "csv" else 0
-            if acc.n != n_lines - header:
+            acc = _csv(p, builder)
+            if acc.n != n_lines - 1:
                 return None  # blank lines, or quoted newlines: only the careful reader knows each row's line
-            lines = np.arange(1 + header, acc.n + 1 + header, dtype=np.int64)
+            lines = np.arange(2, acc.n + 2, dtype=np.int64)
         out = acc.finish(builder, lines)
-    except InputError:  # a cap: the careful reader would say the same, later
-        raise
+    except _Cap as e:  # the careful reader would say the same, later
+        raise InputError(str(e), field="rows") from None
     except (_Unsupported, pa.ArrowException, ValueError, TypeError, KeyError, OverflowError):
         return None
     if progress is not None:
@@ -123,47 +131,128 @@ def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:
     return batch.select(keep), names
 
 
-def _collect(batches: Any, builder: ColumnBuilder, on_batch: Any = None, check: Any = None) -> _Columns:
+def _take(batch: Any, builder: ColumnBuilder, acc: _Columns, wanted: set[str], check: Any = None) -> None:
+    """One batch's columns into `acc`: the columns the router does not read are dropped first."""
+    small, names = _keep(batch, wanted)
+    builder.keys.update(dict.fromkeys(n for n in names if n not in builder.keys))
+    acc.n += small.num_rows
+    _check_cap(builder, acc.n)
+    table = small if isinstance(small, pa.Table) else pa.Table.from_batches([small])
+    if check is not None:
+        check(table)
+    acc.add(table, builder)
+
+
+def _collect(batches: Any, builder: ColumnBuilder, check: Any = None) -> _Columns:
     """Each batch to numpy columns as it arrives (codes shared across batches), so only one batch of arrow data
     is held at a time."""
     wanted = _wanted(builder)
     acc = _Columns()
     for batch in batches:
-        small, names = _keep(batch, wanted)
+        _take(batch, builder, acc, wanted, check)
         del batch
-        builder.keys.update(dict.fromkeys(n for n in names if n not in builder.keys))
-        acc.n += small.num_rows
-        _check_cap(builder, acc.n)
-        table = pa.Table.from_batches([small])
-        if check is not None:
-            check(table)
-        acc.add(table, builder)
-        if on_batch is not None:
-            on_batch(acc.n)
     if not acc.n:
         raise _Unsupported("no rows")
     return acc
 
 
-def _jsonl(p: Path, builder: ColumnBuilder, size: int, n_lines: int, progress: Progress | None) -> Any:
+def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None) -> tuple[_Columns, np.ndarray]:
+    """The file piece by piece: a worker has pyarrow parse each piece (on every core) back to back, while this
+    thread reads the next piece, ties its lines to rows and takes the columns of the piece parsed last, so the
+    parse never waits; a piece's arrow data is dropped once taken. The file is read once."""
     import pyarrow.json as pj
 
     schema = {}
     reward = builder.names["reward"][0]
     if "." not in reward:
         schema[reward] = pa.float64()  # ints and floats alike; a string or a bool goes to the careful reader
-    options = pj.ParseOptions(explicit_schema=pa.schema(schema), unexpected_field_behavior="infer",
-                              newlines_in_values=False)
-    reader = pj.open_json(p, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=options)
+    parse_options = pj.ParseOptions(explicit_schema=pa.schema(schema), unexpected_field_behavior="infer",
+                                    newlines_in_values=False)
+    read_options = pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True)
+    pool = pa.system_memory_pool()  # malloc gives a piece's memory back; the default pool keeps it (peak RSS)
 
-    def report(done: int) -> None:
+    def parse(piece: memoryview) -> Any:
+        return pj.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read_options,
+                            parse_options=parse_options, memory_pool=pool)
+
+    wanted = _wanted(builder)
+    acc = _Columns()
+    lines: list[np.ndarray] = []
+
+    def take(parsed: Any, at: np.ndarray, read_to: int) -> None:
+        table = parsed.result()
+        if table.num_rows != len(at):
+            raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+        _take(table, builder, acc, wanted)
+        lines.append(at)
         if progress is not None:
-            progress(size // 2 + int(size / 2 * min(1.0, done / max(n_lines, 1))), size)
+            progress(read_to, size)
 
-    try:
-        return _collect(reader, builder, report)
-    except _Cap as e:
-        raise InputError(str(e), field="rows") from None
+    first_line = 1
+    with open(p, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="pick-a-method-read") as worker:
+        pending: list[tuple[Any, np.ndarray, int]] = []
+        for piece in _pieces(f):
+            at, n_lines = _line_numbers(piece)
+            if len(at):  # a piece of blank lines has nothing to parse (and pyarrow would refuse it)
+                pending.append((worker.submit(parse, piece), at + first_line, f.tell()))  # 1-based lines
+            first_line += n_lines
+            del piece
+            while len(pending) > 1:  # keep one piece parsing while this one is taken
+                take(*pending.pop(0))
+        for item in pending:
+            take(*item)
+    if not acc.n:
+        raise _Unsupported("no rows")
+    return acc, np.concatenate(lines)
+
+
+def _pieces(f: Any) -> Iterator[memoryview]:
+    """Whole lines, about PIECE_BYTES at a time (a line longer than that makes its piece longer)."""
+    while data := f.read(PIECE_BYTES):
+        cut = data.rfind(b"\n") + 1
+        while not cut and (more := f.read(PIECE_BYTES)):
+            data += more
+            cut = data.rfind(b"\n") + 1
+        if not cut:
+            cut = len(data)  # the last line, with no newline after it
+        if cut < len(data):
+            f.seek(cut - len(data), 1)  # the rest of the last line starts the next piece
+        yield memoryview(data)[:cut]
+
+
+def _line_numbers(piece: memoryview) -> tuple[np.ndarray, int]:
+    """The 0-based lines of `piece` that hold an object, and how many lines it has.
+
+    pyarrow skips blank lines and would read two objects on one line as two rows, so rows are tied to lines
+    here, from the bytes: every line that is not blank must be one object, `{...}` (a line that is not is the
+    careful reader's to name), and the caller checks that pyarrow read one row for each of those lines."""
+    a = np.frombuffer(piece, dtype=np.uint8)
+    ends = np.flatnonzero(a == NEWLINE)
+    open_end = bool(a[-1] != NEWLINE)  # the last line has no newline
+    n_lines = len(ends) + open_end
+    followed = ends if open_end else ends[:-1]  # newlines with a line after them
+    # the common file: each line `{...}`, nothing before or after it (checked at the ends of lines only)
+    plain = (a[0] == OPEN and (a[-1] == CLOSE or not open_end) and bool((a[ends - 1] == CLOSE).all())
+             and bool((a[followed + 1] == OPEN).all()))
+    return (np.arange(n_lines, dtype=np.int64) if plain else _object_lines(piece, a, ends, open_end)), n_lines
+
+
+def _object_lines(piece: memoryview, a: np.ndarray, ends: np.ndarray, open_end: bool) -> np.ndarray:
+    """The lines that hold an object, in a piece with blank lines, CRLF or spaces around objects."""
+    if open_end:
+        ends = np.append(ends, len(a))
+    starts = np.empty_like(ends)
+    starts[0], starts[1:] = 0, ends[:-1] + 1
+    last = np.maximum(ends - 1, 0)
+    last = np.where((a[last] == CR) & (ends - starts > 1), last - 1, last)  # a CRLF line ends before its CR
+    plain = (ends > starts) & (a[np.minimum(starts, len(a) - 1)] == OPEN) & (a[last] == CLOSE)
+    view = piece.obj if isinstance(piece.obj, bytes) else bytes(piece)
+    for i in np.flatnonzero(~plain).tolist():  # blank lines, or spaces around the object: judged by their bytes
+        text = view[starts[i]:ends[i]].strip(JSON_SPACE)
+        if text and not (text[:1] == b"{" and text[-1:] == b"}"):
+            raise _Unsupported("a line that is not one object")  # the careful reader names it
+        plain[i] = bool(text)
+    return np.flatnonzero(plain).astype(np.int64)
 
 
 def _csv(p: Path, builder: ColumnBuilder) -> Any:
@@ -175,7 +264,7 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
         raise _Unsupported("no task column")  # the careful reader names the columns and a close match
     types = {n: pa.string() for n in (*builder.names["task_id"], *builder.names["model"], *builder.names["arm"])
              if n in header}
-    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+    reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
                            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                                quoted_strings_can_be_null=True))
     limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree
@@ -185,10 +274,7 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
             if _is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
                 raise _Unsupported("a cell over the CSV field size limit")
 
-    try:
-        return _collect(reader, builder, check=check)
-    except _Cap as e:
-        raise InputError(str(e), field="rows") from None
+    return _collect(reader, builder, check=check)
 
 
 def _parquet(p: Path, builder: ColumnBuilder) -> Any:
@@ -198,10 +284,7 @@ def _parquet(p: Path, builder: ColumnBuilder) -> Any:
     wanted = _wanted(builder)
     names = f.schema_arrow.names
     builder.keys = dict.fromkeys(names)
-    try:
-        return _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
-    except _Cap as e:
-        raise InputError(str(e), field="rows") from None
+    return _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -211,7 +294,7 @@ def _parquet(p: Path, builder: ColumnBuilder) -> Any:
 def _get(table: Any, path: str) -> Any:
     """The column at `path` (a top-level name first, then a dotted path into struct columns), or None."""
     if path in table.column_names:
-        return table.column(path).combine_chunks()
+        return table.column(path)  # chunked as parsed: every use below takes chunks, so nothing is copied
     if "." not in path:
         return None
     col = None
@@ -219,7 +302,7 @@ def _get(table: Any, path: str) -> Any:
         if i == 0:
             if part not in table.column_names:
                 return None
-            col = table.column(part).combine_chunks()
+            col = table.column(part)
             continue
         if not pa.types.is_struct(col.type) or col.type.get_field_index(part) < 0:
             return None
@@ -250,11 +333,25 @@ def _coalesce_text(table: Any, names: tuple[str, ...]) -> Any:
     return cols[0] if len(cols) == 1 else pc.coalesce(*cols)
 
 
-def _encode(col: Any) -> tuple[np.ndarray, list[str]]:
-    """Codes in first-seen order (-1 for null) and the distinct values, for a whole column at once."""
-    enc = pc.dictionary_encode(col.combine_chunks())
+def _runs(col: Any) -> tuple[Any, np.ndarray]:
+    """A text column as its runs: the first value of each run of equal values, and each run's length.
+
+    Rows usually come grouped (a task's rollouts in a row, one model for thousands of rows), so the hashing that
+    encodes the column sees one value per run instead of one per row."""
+    n = len(col)
+    if n < 2 or col.null_count == n:
+        return col[:1], np.array([n] if n else [], dtype=np.int64)
+    changed = pc.fill_null(pc.not_equal(col.slice(1), col.slice(0, n - 1)), True)  # a null starts its own run
+    starts = np.flatnonzero(np.concatenate(([True], changed.to_numpy(zero_copy_only=False))))
+    return col.take(starts), np.diff(starts, append=n)
+
+
+def _encode(heads: list[Any], lengths: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """Codes in first-seen order (-1 for null) and the distinct values, from every batch's runs at once."""
+    chunks = [c for h in heads for c in (h.chunks if isinstance(h, pa.ChunkedArray) else [h])]
+    enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.string()).combine_chunks())
     codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
-    return codes, enc.dictionary.to_pylist()
+    return np.repeat(codes, np.concatenate(lengths)), enc.dictionary.to_pylist()
 
 
 def _numbers(col: Any) -> np.ndarray:
@@ -288,7 +385,7 @@ class _Columns:
         task = _coalesce_text(table, names["task_id"])
         if task is None or task.null_count:
             raise _Unsupported("a row with no task id")  # the careful reader names it
-        put("task", task)  # text, encoded once at the end (in C, in first-seen order)
+        put("task", _runs(task))  # text as runs, encoded once at the end (in C, in first-seen order)
         reward_col = _get(table, names["reward"][0])
         if reward_col is None or reward_col.null_count == n:
             # the explicit schema adds the column to every JSONL file, so whether any row has the field is the
@@ -306,8 +403,9 @@ class _Columns:
         if not all(_is_text(c.type) or pa.types.is_null(c.type) for c in model_cols):
             raise _Unsupported("a model that is not text")  # the careful reader refuses it by name
         model = _coalesce_text(table, names["model"])
-        put("model", model)
-        put("arm", _coalesce_text(table, names["arm"]))
+        put("model", None if model is None else _runs(model))
+        arm = _coalesce_text(table, names["arm"])
+        put("arm", None if arm is None else _runs(arm))
         put("tokens", _first_number(table, names["tokens"], n))
         put("max_tokens", _first_number(table, ("max_tokens", "sampling.max_tokens"), n))
         if not self.has_pairs and {"chosen", "rejected"} <= set(table.column_names):
@@ -318,13 +416,20 @@ class _Columns:
         from .rows import make_rows
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
-        cat = {k: (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
-                   if any(a is not None for a in v) else np.full(self.n, np.nan)) for k, v in self.parts.items()}
+        cat = {}
+        for k in list(self.parts):  # each column's batches freed as soon as it is joined (peak memory)
+            v = self.parts.pop(k)
+            cat[k] = (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
+                      if any(a is not None for a in v) else np.full(self.n, np.nan))
+            del v
         codes, names = {}, {}
         for k, chunks in text.items():
-            chunks = [pa.nulls(self.sizes[i], pa.string()) if c is None else c.cast(pa.string())
-                      for i, c in enumerate(chunks)]
-            codes[k], names[k] = _encode(pa.chunked_array(chunks, type=pa.string()))
+            if all(c is None for c in chunks):
+                codes[k], names[k] = np.full(self.n, -1, dtype=np.int32), []
+                continue
+            runs = [(pa.nulls(1, pa.string()), np.array([self.sizes[i]])) if c is None else c
+                    for i, c in enumerate(chunks)]
+            codes[k], names[k] = _encode([h for h, _ in runs], [n for _, n in runs])
         return make_rows(task=codes["task"], task_names=names["task"], reward=cat["reward"],
                          truncated=cat["truncated"], stated=cat["stated"], model=codes["model"],
                          model_names=names["model"], arm=codes["arm"], arm_names=names["arm"],

@@ -136,14 +136,16 @@ _COLUMNS = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_
 
 
 def build_table(rows: GradedRows, pass_threshold: float) -> Table:
-    """One pass over the rows: group codes, then one bincount per statistic."""
+    """One pass over the rows: a group code per row, then one bincount of (group, graded, passed, truncated)
+    cells gives the counts; the reward and token sums each take one more bincount, only where they differ
+    from the counts (non-binary rewards, stated token counts)."""
     model, model_names = samplers_of(rows)
     n_models, n_arms = len(model_names) + 1, len(rows.arm_names) + 1
     arm = rows.arms
     one = len(rows) == 0 or (model.min() == model.max() and arm.min() == arm.max())
     if one:  # one sampler and one arm (the common case): the task code is the group, no sort needed
         present = np.bincount(rows.task, minlength=rows.n_tasks) > 0
-        inverse = (np.cumsum(present) - 1)[rows.task]
+        inverse = rows.task if present.all() else (np.cumsum(present) - 1)[rows.task]
         task = np.flatnonzero(present).astype(np.int32)
         first = np.zeros(len(task), dtype=np.int64)  # model and arm are the same in every row
     else:
@@ -152,27 +154,42 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
         inverse = inverse.reshape(-1)
         task = rows.task[first]
     groups = len(task)
-    count = lambda w=None: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
     reward = rows.reward
     graded = ~np.isnan(reward)
     passed = reward >= pass_threshold  # NaN compares false: ungraded never passes
-    safe = np.where(graded, reward, 0.0)
-    with np.errstate(over="ignore"):  # a reward past 1e154 squares to inf: a spread that large is inf
-        square = safe * safe
+    # cell = group * 8 + graded * 4 + passed * 2 + truncated: one integer bincount counts every combination
+    cell = np.multiply(inverse, 8, dtype=np.int64)
+    cell += graded * np.int64(4)
+    cell += passed * np.int64(2)
+    cell += rows.truncated
+    cells = np.bincount(cell, minlength=8 * groups).reshape(groups, 8)
+    del cell
+    n = cells[:, 4:].sum(axis=1)
+    c = cells[:, 6] + cells[:, 7]  # a pass needs a grade (NaN >= threshold is false)
+    binary = (reward == 0.0) | (reward == 1.0)
+    nonbinary = graded & ~binary
+    count = lambda w: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
+    if nonbinary.any():
+        safe = np.where(graded, reward, 0.0)
+        with np.errstate(over="ignore"):  # a reward past 1e154 squares to inf: a spread that large is inf
+            reward_sum, reward_sq = count(safe), count(safe * safe)
+        n_nonbinary = count(nonbinary).astype(np.int64)
+    else:  # every grade is 0 or 1: the sum (and the sum of squares) is the number of 1s
+        ones = c if 0.0 < pass_threshold <= 1.0 else np.bincount(inverse[reward == 1.0], minlength=groups)
+        reward_sum = reward_sq = ones.astype(np.float64)
+        n_nonbinary = np.zeros(groups, np.int64)
     tokens = rows.tokens
     stated_tokens = ~np.isnan(tokens) if tokens is not None else None
     return Table(
         rows=rows, pass_threshold=pass_threshold, model_names=model_names, task=task.astype(np.int32),
         model=model[first].astype(np.int32) if groups else np.zeros(0, np.int32),
         arm=arm[first].astype(np.int32) if groups else np.zeros(0, np.int32),
-        n_rows=count().astype(np.int64), n=count(graded).astype(np.int64), c=count(passed).astype(np.int64),
-        truncated=count(rows.truncated).astype(np.int64),
-        truncated_passes=count(rows.truncated & passed).astype(np.int64),
-        ungraded=count(~graded).astype(np.int64),
-        nonbinary=count(graded & (reward != 0.0) & (reward != 1.0)).astype(np.int64),
-        reward_sum=count(safe), reward_sq=count(square),
+        n_rows=cells.sum(axis=1), n=n, c=c, truncated=cells[:, 1::2].sum(axis=1),
+        truncated_passes=cells[:, 7].copy(), ungraded=cells[:, :4].sum(axis=1),
+        nonbinary=n_nonbinary, reward_sum=reward_sum, reward_sq=reward_sq,
         tokens_sum=count(np.where(stated_tokens, tokens, 0.0)) if tokens is not None else np.zeros(groups),
-        tokens_n=count(stated_tokens).astype(np.int64) if tokens is not None else np.zeros(groups, np.int64))
+        tokens_n=(np.bincount(inverse[stated_tokens], minlength=groups) if tokens is not None
+                  else np.zeros(groups, np.int64)))
 
 
 def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
