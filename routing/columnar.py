@@ -10,18 +10,20 @@ the wrong type, a line that is not one object, a byte-order mark, gzip, a missin
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import fields as F
 from .builder import ColumnBuilder
 from .careful import Progress
-from .errors import InputError
+from .errors import InputError, Unsupported
+
+if TYPE_CHECKING:  # imported inside the functions, after pyarrow has loaded
+    from .arrow_columns import Columns
 
 pa: Any = None  # pyarrow and pyarrow.compute, imported on first use (about 0.2 s: a small file does not wait)
 pc: Any = None
@@ -46,10 +48,6 @@ def _load() -> bool:
             return False
         pa, pc = pyarrow, pyarrow.compute
     return True
-
-
-class _Unsupported(Exception):
-    """The file is valid JSON/CSV for all we know, but not a table this reader takes: use the careful one."""
 
 
 def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progress: Progress | None) -> Any:
@@ -77,7 +75,7 @@ def read_columnar(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progr
         out = acc.finish(builder, lines)
     except _Cap as e:  # the careful reader would say the same, later
         raise InputError(str(e), field="rows") from None
-    except (_Unsupported, pa.ArrowException, ValueError, TypeError, KeyError, OverflowError):
+    except (Unsupported, pa.ArrowException, ValueError, TypeError, KeyError, OverflowError):
         return None
     if progress is not None:
         progress(size, size)
@@ -131,7 +129,7 @@ def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:
     return batch.select(keep), names
 
 
-def _take(batch: Any, builder: ColumnBuilder, acc: _Columns, wanted: set[str], check: Any = None) -> None:
+def _take(batch: Any, builder: ColumnBuilder, acc: Columns, wanted: set[str], check: Any = None) -> None:
     """One batch's columns into `acc`: the columns the router does not read are dropped first."""
     small, names = _keep(batch, wanted)
     builder.keys.update(dict.fromkeys(n for n in names if n not in builder.keys))
@@ -143,24 +141,28 @@ def _take(batch: Any, builder: ColumnBuilder, acc: _Columns, wanted: set[str], c
     acc.add(table, builder)
 
 
-def _collect(batches: Any, builder: ColumnBuilder, check: Any = None) -> _Columns:
+def _collect(batches: Any, builder: ColumnBuilder, check: Any = None) -> Columns:
     """Each batch to numpy columns as it arrives (codes shared across batches), so only one batch of arrow data
     is held at a time."""
+    from .arrow_columns import Columns
+
     wanted = _wanted(builder)
-    acc = _Columns()
+    acc = Columns()
     for batch in batches:
         _take(batch, builder, acc, wanted, check)
         del batch
     if not acc.n:
-        raise _Unsupported("no rows")
+        raise Unsupported("no rows")
     return acc
 
 
-def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None) -> tuple[_Columns, np.ndarray]:
+def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None) -> tuple[Columns, np.ndarray]:
     """The file piece by piece: a worker has pyarrow parse each piece (on every core) back to back, while this
     thread reads the next piece, ties its lines to rows and takes the columns of the piece parsed last, so the
     parse never waits; a piece's arrow data is dropped once taken. The file is read once."""
     import pyarrow.json as pj
+
+    from .arrow_columns import Columns
 
     schema = {}
     reward = builder.names["reward"][0]
@@ -176,13 +178,13 @@ def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None
                             parse_options=parse_options, memory_pool=pool)
 
     wanted = _wanted(builder)
-    acc = _Columns()
+    acc = Columns()
     lines: list[np.ndarray] = []
 
     def take(parsed: Any, at: np.ndarray, read_to: int) -> None:
         table = parsed.result()
         if table.num_rows != len(at):
-            raise _Unsupported("rows that are not one a line")  # two objects on a line, say
+            raise Unsupported("rows that are not one a line")  # two objects on a line, say
         _take(table, builder, acc, wanted)
         lines.append(at)
         if progress is not None:
@@ -202,7 +204,7 @@ def _jsonl(p: Path, builder: ColumnBuilder, size: int, progress: Progress | None
         for item in pending:
             take(*item)
     if not acc.n:
-        raise _Unsupported("no rows")
+        raise Unsupported("no rows")
     return acc, np.concatenate(lines)
 
 
@@ -250,7 +252,7 @@ def _object_lines(piece: memoryview, a: np.ndarray, ends: np.ndarray, open_end: 
     for i in np.flatnonzero(~plain).tolist():  # blank lines, or spaces around the object: judged by their bytes
         text = view[starts[i]:ends[i]].strip(JSON_SPACE)
         if text and not (text[:1] == b"{" and text[-1:] == b"}"):
-            raise _Unsupported("a line that is not one object")  # the careful reader names it
+            raise Unsupported("a line that is not one object")  # the careful reader names it
         plain[i] = bool(text)
     return np.flatnonzero(plain).astype(np.int64)
 
@@ -258,10 +260,12 @@ def _object_lines(piece: memoryview, a: np.ndarray, ends: np.ndarray, open_end: 
 def _csv(p: Path, builder: ColumnBuilder) -> Any:
     import pyarrow.csv as pcsv
 
+    from .arrow_columns import is_text
+
     with open(p, "rb") as f:
         header = f.readline().decode("utf-8", "replace").strip().split(",")
     if not any(n in header for n in builder.names["task_id"]):
-        raise _Unsupported("no task column")  # the careful reader names the columns and a close match
+        raise Unsupported("no task column")  # the careful reader names the columns and a close match
     types = {n: pa.string() for n in (*builder.names["task_id"], *builder.names["model"], *builder.names["arm"])
              if n in header}
     reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
@@ -271,8 +275,8 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
 
     def check(table: Any) -> None:
         for col in table.columns:
-            if _is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
-                raise _Unsupported("a cell over the CSV field size limit")
+            if is_text(col.type) and len(col) and (pc.max(pc.binary_length(col)).as_py() or 0) > limit:
+                raise Unsupported("a cell over the CSV field size limit")
 
     return _collect(reader, builder, check=check)
 
@@ -285,187 +289,3 @@ def _parquet(p: Path, builder: ColumnBuilder) -> Any:
     names = f.schema_arrow.names
     builder.keys = dict.fromkeys(names)
     return _collect(f.iter_batches(batch_size=1 << 16, columns=[n for n in names if n in wanted]), builder)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Columns
-
-
-def _get(table: Any, path: str) -> Any:
-    """The column at `path` (a top-level name first, then a dotted path into struct columns), or None."""
-    if path in table.column_names:
-        return table.column(path)  # chunked as parsed: every use below takes chunks, so nothing is copied
-    if "." not in path:
-        return None
-    col = None
-    for i, part in enumerate(path.split(".")):
-        if i == 0:
-            if part not in table.column_names:
-                return None
-            col = table.column(part)
-            continue
-        if not pa.types.is_struct(col.type) or col.type.get_field_index(part) < 0:
-            return None
-        col = pc.struct_field(col, part)
-    return col
-
-
-def _is_text(t: Any) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
-
-
-def _as_text(col: Any) -> Any:
-    """Strings for ids and names (ints as their digits); anything else is the careful reader's to judge."""
-    if pa.types.is_null(col.type) or _is_text(col.type):
-        return col.cast(pa.string())
-    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
-        if pa.types.is_boolean(col.type):
-            raise _Unsupported("a boolean id")
-        return col.cast(pa.string())
-    raise _Unsupported(f"a {col.type} id")
-
-
-def _coalesce_text(table: Any, names: tuple[str, ...]) -> Any:
-    cols = [c for c in (_get(table, n) for n in names) if c is not None]
-    if not cols:
-        return None
-    cols = [_as_text(c) for c in cols]
-    return cols[0] if len(cols) == 1 else pc.coalesce(*cols)
-
-
-def _runs(col: Any) -> tuple[Any, np.ndarray]:
-    """A text column as its runs: the first value of each run of equal values, and each run's length.
-
-    Rows usually come grouped (a task's rollouts in a row, one model for thousands of rows), so the hashing that
-    encodes the column sees one value per run instead of one per row."""
-    n = len(col)
-    if n < 2 or col.null_count == n:
-        return col[:1], np.array([n] if n else [], dtype=np.int64)
-    changed = pc.fill_null(pc.not_equal(col.slice(1), col.slice(0, n - 1)), True)  # a null starts its own run
-    starts = np.flatnonzero(np.concatenate(([True], changed.to_numpy(zero_copy_only=False))))
-    return col.take(starts), np.diff(starts, append=n)
-
-
-def _encode(heads: list[Any], lengths: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
-    """Codes in first-seen order (-1 for null) and the distinct values, from every batch's runs at once."""
-    chunks = [c for h in heads for c in (h.chunks if isinstance(h, pa.ChunkedArray) else [h])]
-    enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.string()).combine_chunks())
-    codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
-    return np.repeat(codes, np.concatenate(lengths)), enc.dictionary.to_pylist()
-
-
-def _numbers(col: Any) -> np.ndarray:
-    """float64 with NaN for null; a non-number (or inf) goes to the careful reader, which names the row."""
-    if pa.types.is_null(col.type):
-        return np.full(len(col), np.nan)
-    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-        raise _Unsupported(f"a {col.type} number")
-    out = pc.fill_null(col.cast(pa.float64()), math.nan).to_numpy(zero_copy_only=False)
-    if np.isinf(out).any():
-        raise _Unsupported("an infinite number")
-    return out
-
-
-class _Columns:
-    """numpy columns, batch by batch, with the task, model and arm codes shared across batches."""
-
-    KEYS = ("task", "reward", "nan", "truncated", "stated", "model", "arm", "tokens", "max_tokens")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.KEYS}
-        self.has_pairs = False
-        self.sizes: list[int] = []
-
-    def add(self, table: Any, builder: ColumnBuilder) -> None:
-        n = table.num_rows
-        names = builder.names
-        put = lambda key, value: self.parts[key].append(value)  # noqa: E731
-        self.sizes.append(n)
-        task = _coalesce_text(table, names["task_id"])
-        if task is None or task.null_count:
-            raise _Unsupported("a row with no task id")  # the careful reader names it
-        put("task", _runs(task))  # text as runs, encoded once at the end (in C, in first-seen order)
-        reward_col = _get(table, names["reward"][0])
-        if reward_col is None or reward_col.null_count == n:
-            # the explicit schema adds the column to every JSONL file, so whether any row has the field is the
-            # careful reader's to tell (its notes differ): such files carry no grade to read fast anyway
-            raise _Unsupported("no reward read")
-        if pa.types.is_boolean(reward_col.type):
-            reward_col = reward_col.cast(pa.float64())
-        reward = _numbers(reward_col)
-        put("reward", reward)
-        put("nan", np.isnan(reward) & reward_col.is_valid().to_numpy(zero_copy_only=False))
-        truncated, stated = _truncation(table, names["truncated"][0], n)
-        put("truncated", truncated)
-        put("stated", stated)
-        model_cols = [c for c in (_get(table, m) for m in names["model"]) if c is not None]
-        if not all(_is_text(c.type) or pa.types.is_null(c.type) for c in model_cols):
-            raise _Unsupported("a model that is not text")  # the careful reader refuses it by name
-        model = _coalesce_text(table, names["model"])
-        put("model", None if model is None else _runs(model))
-        arm = _coalesce_text(table, names["arm"])
-        put("arm", None if arm is None else _runs(arm))
-        put("tokens", _first_number(table, names["tokens"], n))
-        put("max_tokens", _first_number(table, ("max_tokens", "sampling.max_tokens"), n))
-        if not self.has_pairs and {"chosen", "rejected"} <= set(table.column_names):
-            both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
-            self.has_pairs = bool(pc.any(both).as_py())
-
-    def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
-        from .rows import make_rows
-
-        text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
-        cat = {}
-        for k in list(self.parts):  # each column's batches freed as soon as it is joined (peak memory)
-            v = self.parts.pop(k)
-            cat[k] = (np.concatenate([np.full(self.sizes[i], np.nan) if a is None else a for i, a in enumerate(v)])
-                      if any(a is not None for a in v) else np.full(self.n, np.nan))
-            del v
-        codes, names = {}, {}
-        for k, chunks in text.items():
-            if all(c is None for c in chunks):
-                codes[k], names[k] = np.full(self.n, -1, dtype=np.int32), []
-                continue
-            runs = [(pa.nulls(1, pa.string()), np.array([self.sizes[i]])) if c is None else c
-                    for i, c in enumerate(chunks)]
-            codes[k], names[k] = _encode([h for h, _ in runs], [n for _, n in runs])
-        return make_rows(task=codes["task"], task_names=names["task"], reward=cat["reward"],
-                         truncated=cat["truncated"], stated=cat["stated"], model=codes["model"],
-                         model_names=names["model"], arm=codes["arm"], arm_names=names["arm"],
-                         tokens=cat["tokens"], max_tokens=cat["max_tokens"], nan_reward=cat["nan"],
-                         has_pairs=self.has_pairs, lines=lines, source=builder.source, fields=builder.fields,
-                         keys=list(builder.keys), reward_read=True)
-
-
-def _truncation(table: Any, name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    col = _get(table, name)
-    truncated, stated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    if col is not None and not pa.types.is_null(col.type):
-        if pa.types.is_integer(col.type):
-            values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
-            if not np.isin(values, (0, 1)).all():
-                raise _Unsupported("a truncated flag that is not 0/1")
-            col = col.cast(pa.bool_())
-        if not pa.types.is_boolean(col.type):
-            raise _Unsupported(f"a {col.type} truncated flag")
-        truncated = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
-        stated = col.is_valid().to_numpy(zero_copy_only=False)
-    finish = _get(table, F.FINISH_REASON)
-    if finish is not None and not pa.types.is_null(finish.type):
-        if not _is_text(finish.type):
-            raise _Unsupported("a finish_reason that is not text")
-        truncated = truncated | pc.fill_null(pc.equal(finish, "length"), False).to_numpy(zero_copy_only=False)
-        stated = stated | finish.is_valid().to_numpy(zero_copy_only=False)
-    return truncated, stated
-
-
-def _first_number(table: Any, names: tuple[str, ...], n: int) -> np.ndarray | None:
-    """The first of `names` that holds a number, per row (NaN where none does); None when no column is there."""
-    out = None
-    for name in reversed(names):  # fill from the last, overwrite by the first
-        col = _get(table, name)
-        if col is not None:
-            values = _numbers(col)
-            out = values if out is None else np.where(np.isnan(values), out, values)
-    return out

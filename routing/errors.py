@@ -8,3 +8,8 @@ class InputError(ValueError):
         super().__init__(message)
         self.row = row
         self.field = field
+
+
+class Unsupported(Exception):
+    """Not an error of the user's: the file is valid for all the columnar reader knows, but not a table it takes.
+    `read_rows` then re-reads it with the careful reader, which names the line and field if anything is wrong."""
