@@ -8,6 +8,8 @@ pyarrow. ``routing.<submodule>`` (``routing.defaults``, ``routing.rows``, ...) l
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 # name -> the submodule that defines it
@@ -58,3 +60,17 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """`routing.route` is the function, as the eager import made it. Importing the submodule routing/route.py
+    (`from pick_a_method.routing.route import ...`, anywhere) makes the import system bind the submodule to the
+    same name on this package; that binding is dropped, the submodule stays in sys.modules."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and getattr(value, "__name__", None) == f"{self.__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -16,7 +16,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from .explain import explain, inline, slim, unknown
+from .explain import explain, unknown
+from .listing import input_schema, output_schema
 from .schemas import ready_arguments
 
 
@@ -36,9 +37,10 @@ class PickServer(MCPServer):
         """Slim every registered tool's schemas and record its argument names. Call after the last tool."""
         self._declared = {}
         for tool in self._tool_manager.list_tools():
-            tool.parameters = {**slim(inline(tool.parameters)), "additionalProperties": False}
+            tool.description = " ".join(tool.description.split())  # a docstring's line breaks and indents: noise
+            tool.parameters = input_schema(tool.parameters)
             if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = slim(tool.fn_metadata.output_schema, field_docs=False)
+                tool.fn_metadata.output_schema = output_schema(tool.fn_metadata.output_schema)
                 tool.__dict__.pop("output_schema", None)  # a cached_property on the Tool
             self._declared[tool.name] = list(tool.parameters.get("properties", {}))
 
