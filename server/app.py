@@ -12,7 +12,6 @@ import logging
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -100,9 +99,11 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         if rows is not None and path is not None:
             raise ToolError(f"give {what} inline or {what}_path, not both")
         if path is not None:
+            from anyio import from_thread  # a file read's progress only: not loaded at start-up
+
             def report(done: int, total: int) -> None:
-                anyio.from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
-                anyio.from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
+                from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
+                from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
             return await run(routing.read_rows, path, fields=mapping, max_rows=options.max_rows,
                              max_bytes=options.max_bytes, progress=report, argument=f"{what}_path")
         if rows is not None:
