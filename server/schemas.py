@@ -217,7 +217,14 @@ class KeyValue(BaseModel):
 # "key=value" strings, the value read as JSON when it parses ("group_size=8", "ratio=[0.8, 2.0]", "x=null"),
 # else as text ("teacher=Qwen/Qwen3-32B"). {key, value} pairs and an object {key: value} are taken as well.
 PAIRS_SCHEMA = {"type": ["array", "null"], "items": {"type": "string"}}
-Pairs = Annotated[list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(PAIRS_SCHEMA)]
+
+
+def _one_string_is_one_pair(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value  # "group_size=8" for ["group_size=8"]
+
+
+Pairs = Annotated[list[KeyValue | str] | dict[str, Any] | None, BeforeValidator(_one_string_is_one_pair),
+                  WithJsonSchema(PAIRS_SCHEMA)]
 
 
 def split_pair(text: str) -> tuple[str, Any] | None:

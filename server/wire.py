@@ -8,6 +8,8 @@ in-process client take) and ``seal()``, called once the tools are registered, to
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from typing import Any
 
 import orjson
@@ -32,6 +34,20 @@ class PickServer(MCPServer):
     """MCPServer that refuses undeclared arguments, explains argument errors and sends compact text."""
 
     _declared: dict[str, list[str]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # MCPServer.__init__ calls the SDK's configure_logging, which imports rich and builds a Console (0.1 s of
+        # start-up on a busy 2-core machine) only to hand logging.basicConfig a handler; basicConfig ignores it
+        # when the root logger has handlers already (the command line sets them first). Then rich is kept out
+        # for the call, and configure_logging takes its own fallback: nothing changes but the time.
+        if not logging.getLogger().handlers or "rich" in sys.modules:
+            super().__init__(*args, **kwargs)
+            return
+        sys.modules["rich"] = None  # type: ignore[assignment]  # an import of rich now raises ImportError
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            del sys.modules["rich"]
 
     def seal(self) -> None:
         """Slim every registered tool's schemas and record its argument names. Call after the last tool."""

@@ -73,7 +73,7 @@ async def test_the_listing_is_lean_and_keeps_what_an_agent_needs():
         assert "$ref" not in json.dumps(t.input_schema), t.name
         assert "$defs" not in t.output_schema and "\n" not in t.description, t.name
         for key, spec in t.output_schema["properties"].items():  # an outline: top-level keys, short types
-            assert set(spec) <= {"type", "enum"} and spec, (t.name, key)
+            assert set(spec) <= {"type", "enum"}, (t.name, key)
         assert {"verdict", "summary", "next_step", "warnings"} <= set(t.output_schema["properties"]), t.name
         assert t.input_schema["additionalProperties"] is False, t.name
         for arg, spec in t.input_schema["properties"].items():
@@ -143,6 +143,8 @@ async def test_knobs_as_key_value_strings_match_the_pairs_and_the_object_form():
     text = await call("prime_rl_config", {**base, "knobs": [f"teacher={TEACHER}", "base_url=http://localhost:8001/v1"],
                                           "overrides": ["trainer.optim.lr=2e-5"]})
     assert not text.is_error, text.content[0].text
+    one = await call("trl_config", {"method": "grpo", "model": MODEL, "knobs": "group_size=4"})  # one string: one pair
+    assert not one.is_error and one.structured_content["config"]["num_generations"] == 4, one.content[0].text
     pairs = await call("prime_rl_config", {**base, "knobs": [{"key": "teacher", "value": TEACHER},
                                                              {"key": "base_url", "value": "http://localhost:8001/v1"}],
                                            "overrides": [{"key": "trainer.optim.lr", "value": 2e-5}]})

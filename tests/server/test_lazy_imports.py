@@ -69,3 +69,19 @@ def test_the_server_lists_its_tools_without_torch_transformers_or_pyarrow():
 def test_the_server_lists_its_tools_without_numpy():
     out = run(LIST_TOOLS + "assert 'numpy' not in sys.modules, 'numpy'\n")
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_sdk_builds_no_rich_console_when_logging_is_set_up_already():
+    # the command line sets up logging before it builds the server; the SDK's handler would be ignored anyway
+    out = run("import logging, sys\n"
+              "logging.basicConfig(level=logging.INFO)\n"
+              "before = list(logging.getLogger().handlers)\n"
+              "from pick_a_method.server.app import create_server\n"
+              "create_server()\n"
+              "assert 'rich' not in sys.modules and 'rich' not in sys.modules.keys(), 'rich'\n"
+              "assert logging.getLogger().handlers == before and logging.getLogger().level == logging.INFO\n"
+              "import rich.console  # kept out for the call only\n")
+    assert out.returncode == 0, out.stderr[-2000:]
+    alone = run("import logging, sys\nfrom pick_a_method.server.app import create_server\ncreate_server()\n"
+                "assert logging.getLogger().handlers, 'the SDK sets up logging itself'\n")
+    assert alone.returncode == 0, alone.stderr[-2000:]
