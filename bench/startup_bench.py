@@ -29,11 +29,15 @@ def command() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "pick_a_method.server.cli"]
 
 
-def spawn_to_tools_list() -> tuple[float, float, int]:
+# The official SDK's own floor: an MCPServer with no tools, served over stdio the same way.
+BARE_SERVER = [sys.executable, "-c", "from mcp.server.mcpserver import MCPServer; MCPServer('bare').run('stdio')"]
+
+
+def spawn_to_tools_list(cmd: list[str] | None = None) -> tuple[float, float, int]:
     """Seconds from spawning the server to its initialize and tools/list replies, and the listing's length."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, cwd=REPO)
+    proc = subprocess.Popen(cmd or command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     assert proc.stdin and proc.stdout
 
     def send(message: dict) -> None:
@@ -82,12 +86,15 @@ def main() -> None:
     spawn = [spawn_to_tools_list() for _ in range(args.repeat)]
     helps = [help_seconds() for _ in range(args.repeat)]
     floor = [import_mcp_seconds() for _ in range(args.repeat)]
+    bare = [spawn_to_tools_list(BARE_SERVER)[1] for _ in range(args.repeat)]
     times, inits = [s for _, s, _ in spawn], [i for i, _, _ in spawn]
     print(f"command: {' '.join(command())}; {os.cpu_count()} CPUs, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
     print(f"spawn -> tools/list: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
           f"(target 0.8 s); reply {spawn[0][2]:,} characters")
     print(f"spawn -> initialize: best {min(inits):.3f} s, median {statistics.median(inits):.3f} s")
     print(f"import mcp alone:    best {min(floor):.3f} s, median {statistics.median(floor):.3f} s (the SDK's floor)")
+    print(f"a bare MCPServer:    best {min(bare):.3f} s, median {statistics.median(bare):.3f} s (spawn -> tools/list, "
+          f"no tools)")
     print(f"--help: best {min(helps):.3f} s, median {statistics.median(helps):.3f} s (target 0.3 s)")
     print(f"modules --help loaded: {heavy_modules_on_help() or 'none of mcp, torch, transformers'}")
 
