@@ -4,14 +4,16 @@
     python bench/startup_bench.py --repeat 15
 
 Targets (issue 13): spawn -> tools/list <= 0.8 s, `--help` <= 0.3 s. Not asserted in tests: a loaded machine
-would make them flaky. The script also reports the size of the tools/list reply (characters) and whether
-`--help` loaded the MCP SDK, torch or transformers.
+would make them flaky. The script also reports the floor under the first: a bare `python -c "import mcp"` (the
+SDK's package import, which every MCPServer pays), the load average while it ran, the size of the tools/list
+reply (characters), and whether `--help` loaded the MCP SDK, torch or transformers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,11 +29,15 @@ def command() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "pick_a_method.server.cli"]
 
 
-def spawn_to_tools_list() -> tuple[float, int]:
-    """Seconds from spawning the server to its tools/list reply, and the reply's length in characters."""
+# The official SDK's own floor: an MCPServer with no tools, served over stdio the same way.
+BARE_SERVER = [sys.executable, "-c", "from mcp.server.mcpserver import MCPServer; MCPServer('bare').run('stdio')"]
+
+
+def spawn_to_tools_list(cmd: list[str] | None = None) -> tuple[float, float, int]:
+    """Seconds from spawning the server to its initialize and tools/list replies, and the listing's length."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, cwd=REPO)
+    proc = subprocess.Popen(cmd or command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=REPO)
     assert proc.stdin and proc.stdout
 
     def send(message: dict) -> None:
@@ -41,13 +47,20 @@ def spawn_to_tools_list() -> tuple[float, int]:
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
     proc.stdout.readline()
+    initialized = time.perf_counter() - t0
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     reply = proc.stdout.readline()
     elapsed = time.perf_counter() - t0
     proc.stdin.close()
     proc.wait(timeout=30)
-    return elapsed, len(json.dumps(json.loads(reply)["result"], separators=(",", ":")))
+    return initialized, elapsed, len(json.dumps(json.loads(reply)["result"], separators=(",", ":")))
+
+
+def import_mcp_seconds() -> float:
+    """A fresh interpreter's `import mcp`, timed inside it: what no server on the official SDK can start under."""
+    code = "import time; t = time.perf_counter(); import mcp; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 def help_seconds() -> float:
@@ -69,12 +82,19 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=7, help="runs of each measurement (default 7)")
     args = p.parse_args()
+    load = os.getloadavg()[0]
     spawn = [spawn_to_tools_list() for _ in range(args.repeat)]
     helps = [help_seconds() for _ in range(args.repeat)]
-    times = [s for s, _ in spawn]
-    print(f"command: {' '.join(command())}")
+    floor = [import_mcp_seconds() for _ in range(args.repeat)]
+    bare = [spawn_to_tools_list(BARE_SERVER)[1] for _ in range(args.repeat)]
+    times, inits = [s for _, s, _ in spawn], [i for i, _, _ in spawn]
+    print(f"command: {' '.join(command())}; {os.cpu_count()} CPUs, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
     print(f"spawn -> tools/list: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
-          f"(target 0.8 s); reply {spawn[0][1]:,} characters")
+          f"(target 0.8 s); reply {spawn[0][2]:,} characters")
+    print(f"spawn -> initialize: best {min(inits):.3f} s, median {statistics.median(inits):.3f} s")
+    print(f"import mcp alone:    best {min(floor):.3f} s, median {statistics.median(floor):.3f} s (the SDK's floor)")
+    print(f"a bare MCPServer:    best {min(bare):.3f} s, median {statistics.median(bare):.3f} s (spawn -> tools/list, "
+          f"no tools)")
     print(f"--help: best {min(helps):.3f} s, median {statistics.median(helps):.3f} s (target 0.3 s)")
     print(f"modules --help loaded: {heavy_modules_on_help() or 'none of mcp, torch, transformers'}")
 

@@ -1,6 +1,8 @@
 """pick-a-method's training methods: validated method objects and their update rules in torch.
 
 ``import pick_a_method.methods`` is cheap and never imports torch; the update rules import it on first call.
+Names load their module on first use (PEP 562), so the server's start-up and the command line's ``--help``
+don't load the method objects or the config writers.
 
     >>> from pick_a_method import methods
     >>> m = methods.make_method("FlashReinforce", trust=0.01)
@@ -10,19 +12,47 @@
 examples/train_tiny.py is a complete training loop around these calls.
 """
 
-from pick_a_method.methods import defaults, objects
-from pick_a_method.methods.batch import Batch
-from pick_a_method.methods.objects import *  # noqa: F403 - the method objects and their registry, as objects.__all__ lists them
-from pick_a_method.methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
-from pick_a_method.methods.update import Update
+from __future__ import annotations
 
-__all__ = [
-    "defaults",
-    "Batch",
-    "Update",
-    "preview_update",
-    "UpdatePreview",
-    "PreviewRow",
-    "NextStep",
-]
-__all__ += objects.__all__
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The method objects and their registry: objects.__all__, listed here so that listing them imports nothing
+# (tests/server/test_lazy_imports.py checks the two lists agree).
+_OBJECTS = ("Method", "GRPO", "MaxRL", "RAE", "OPD", "OPSD", "Async", "FlashReinforce", "SAO", "BPCO",
+            "GroupwiseGrading", "ReinforceAda", "METHODS", "make_method", "method_names")
+
+# name -> the submodule that defines it
+_EXPORTS = {
+    "Batch": "batch",
+    "Update": "update",
+    "preview_update": "preview", "UpdatePreview": "preview", "PreviewRow": "preview", "NextStep": "preview",
+    **dict.fromkeys(_OBJECTS, "objects"),
+}
+
+__all__ = ["defaults", "Batch", "Update", "preview_update", "UpdatePreview", "PreviewRow", "NextStep", *_OBJECTS]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from pick_a_method.methods import defaults, objects
+    from pick_a_method.methods.batch import Batch
+    from pick_a_method.methods.objects import *  # noqa: F403
+    from pick_a_method.methods.preview import NextStep, PreviewRow, UpdatePreview, preview_update
+    from pick_a_method.methods.update import Update
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # the next lookup is a plain attribute
+        return value
+    try:  # a submodule: `methods.defaults`, `methods.objects`, `methods.prime_rl`, ...
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
 import re
@@ -29,32 +28,13 @@ SERVING = ("pick-a-method: serving MCP over stdio; a client (Claude Code, Codex,
 PRIME_RL_METHODS = "grpo, max_rl, rae, opd, opsd or async (async wraps one of them: --knob method=grpo)"
 
 
-def _defaults() -> Any:
-    """routing/defaults.py, read without `pick_a_method.routing`'s __init__ (numpy and pydantic: ~0.7 s, too
-    slow for --help). The module holds constants only; registered under its own name, a later import of the
-    package reuses it."""
-    name = "pick_a_method.routing.defaults"
-    if name in sys.modules:
-        return sys.modules[name]
-    try:
-        package = importlib.util.find_spec("pick_a_method.routing")
-        path = Path(next(iter(package.submodule_search_locations))) / "defaults.py"  # type: ignore[union-attr]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    except Exception:  # an unusual install (zip, frozen): the ordinary import, slower
-        from pick_a_method.routing import defaults as module
-        return module
-    sys.modules[name] = module
-    return module
-
-
 class _Help(argparse.RawDescriptionHelpFormatter):
     pass
 
 
 def _parser() -> argparse.ArgumentParser:
-    D = _defaults()
+    from pick_a_method.routing import defaults as D  # constants only: the package's names load lazily
+
     p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="how to serve MCP: stdio (what clients spawn) or streamable http (default: stdio)")

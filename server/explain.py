@@ -1,4 +1,4 @@
-"""Schema slimming and argument-error wording: pure functions (no MCP import), shared by the server and the CLI."""
+"""Argument-error wording: pure functions (no MCP import), shared by the server and the CLI."""
 
 from __future__ import annotations
 
@@ -9,82 +9,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from .schemas import Fields, KeyValue, Row, Sampling, Trajectory, Usage
-
-# --------------------------------------------------------------------------------------------------------------
-# Lean schemas
-# --------------------------------------------------------------------------------------------------------------
-
-_SHAPE_FREE = {"enum", "const", "$ref", "anyOf", "oneOf", "allOf", "not"}
-
-
-def slim(schema: Any, *, field_docs: bool = True) -> Any:
-    """The same schema, smaller: no `title`, no `default: null`, and `anyOf [X, null]` as `type: [X, "null"]`
-    (equivalent: the other keywords of X apply to X's type only). Without `field_docs`, properties lose their
-    descriptions (output schemas: the models and objects keep theirs; clients validate, models read the result)."""
-    if isinstance(schema, list):
-        return [slim(s, field_docs=field_docs) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "default" and value is None:
-            continue
-        if key == "additionalProperties" and value is True:  # the default: says nothing
-            continue
-        if key in ("properties", "$defs", "patternProperties"):
-            subs = {name: slim(sub, field_docs=field_docs) for name, sub in value.items()}  # names are data
-            if key == "properties" and not field_docs:
-                subs = {name: {k: v for k, v in sub.items() if k != "description"} for name, sub in subs.items()}
-            out[key] = subs
-        else:
-            out[key] = slim(value, field_docs=field_docs)
-    variants = out.get("anyOf")
-    if isinstance(variants, list) and _mergeable(variants):
-        merged: dict[str, Any] = {"type": [v["type"] for v in variants]}
-        for v in variants:
-            merged.update({k: val for k, val in v.items() if k != "type"})
-        if "enum" in merged and "null" in merged["type"]:
-            merged["enum"] = [*merged["enum"], None]
-        del out["anyOf"]
-        out = {**merged, **out}
-    return out
-
-
-def inline(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every local `$ref` replaced by its definition and no `$defs` (the argument models are not
-    recursive). openai-agents' strict conversion of MCP tools refuses a bare `$ref` it did not inline itself."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            return walk({**defs[ref.removeprefix("#/$defs/")], **siblings})
-        return {k: walk(v) for k, v in node.items() if k != "$defs"}
-
-    return walk(schema)
-
-
-def _mergeable(variants: list[Any]) -> bool:
-    """anyOf variants that one `type: [...]` says exactly: distinct plain types whose other keywords do not
-    overlap (each such keyword applies to its own type only); an enum only beside null."""
-    if not all(isinstance(v, dict) and isinstance(v.get("type"), str) for v in variants):
-        return False
-    types = [v["type"] for v in variants]
-    extra = [set(v) - {"type"} for v in variants]
-    if len(set(types)) < len(types) or any(e & _SHAPE_FREE - {"enum"} for e in extra):
-        return False
-    if any("enum" in e for e in extra) and (len(variants) != 2 or "null" not in types):
-        return False
-    flat = [k for e in extra for k in e]
-    return len(flat) == len(set(flat))
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Argument errors
@@ -194,8 +118,3 @@ def unknown(kind: str, name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown {kind} {name!r}{hint}"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The server
-# --------------------------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ Grade = float | bool | None
 
 
 class Row(BaseModel):
-    """One rollout (reward null = ungraded). For other fields send JSONL text."""
+    """One rollout; reward null = ungraded. Other fields: send JSONL text."""
 
     model_config = CLOSED
     task_id: str | int | None = None
@@ -84,12 +84,14 @@ def _one_object_is_one_line(value: Any) -> Any:
 # tools advertise JSONL text only, to keep the listing small (a declared row is ~1.3k characters per tool), and
 # still take a list of row objects from a client that sends one.
 RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), Field(
-    description="Rows inline: row objects, or JSONL text (keeps any field).")]
-RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
-                     WithJsonSchema({"type": ["string", "null"]}), Field(
-    description="Rows inline as JSONL text (fields as in route's rows).")]
-PathArg = Annotated[str | None, Field(
-    description="A rows file: .jsonl[.gz], .json, .csv, .parquet.")]
+    description="Row objects, or JSONL text (keeps any field)")]
+_Text = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
+                  WithJsonSchema({"type": ["string", "null"]})]
+RowsText = Annotated[_Text, Field(description="JSONL rows, fields as in route's rows")]
+PathArg = Annotated[str | None, Field(description="Rows file: .jsonl[.gz], .json, .csv or .parquet")]
+# A tool's second set of rows: said once in full above, briefly here.
+OtherRowsText = Annotated[_Text, Field(description="JSONL rows")]
+OtherPathArg = Annotated[str | None, Field(description="Rows file")]
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
@@ -160,8 +162,11 @@ class Trajectory(BaseModel):
     staleness: int | None = None
 
 
-TrajectoriesArg = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line), Field(
-    description="Logged rollouts: trajectory objects, or JSONL text (keeps any field).")]
+# Listed as JSONL text (a declared trajectory is ~700 characters of listing); objects are still taken, and checked.
+TrajectoriesArg = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line),
+                            WithJsonSchema({"type": ["string", "null"]}), Field(
+    description="JSONL: reward, logprobs, and behavior_logprobs, values, teacher_logprobs, action_mask, group_id "
+                "where logged")]
 
 
 def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[str, Any]] | None:
@@ -186,7 +191,7 @@ class Fields(BaseModel):
     tokens: str | None = None
 
 
-FieldsArg = Annotated[Fields | None, Field(description="Map canonical row fields to your names.")]
+FieldsArg = Annotated[Fields | None, Field(description="Your names for these fields; a dotted path reaches in")]
 
 
 def field_map(fields: Fields | None) -> dict[str, str] | None:
@@ -195,11 +200,11 @@ def field_map(fields: Fields | None) -> dict[str, str] | None:
 
 
 Trainer = Literal["prime-rl", "trl", "verl"]
-TrainerArg = Annotated[Trainer, Field(description="Which trainer's config tool next_step names.")]
+TrainerArg = Annotated[Trainer, Field(description="Whose config tool next_step names")]
 
 
 # --------------------------------------------------------------------------------------------------------------
-# knobs and overrides: {key, value} pairs
+# knobs and overrides: "key=value" strings (or {key, value} pairs, or an object)
 # --------------------------------------------------------------------------------------------------------------
 
 class KeyValue(BaseModel):
@@ -208,24 +213,54 @@ class KeyValue(BaseModel):
     value: Scalar | list[str | int | float | bool]
 
 
-_VALUE = {"type": ["string", "number", "boolean", "null", "array"], "items": {"type": ["string", "number", "boolean"]}}
-PAIRS_SCHEMA = {"type": ["array", "null"], "items": {
-    "type": "object", "properties": {"key": {"type": "string"}, "value": _VALUE},
-    "required": ["key", "value"], "additionalProperties": False}}
+# The listing shows the shortest strict-safe shape, the one the command line's --knob takes: a list of
+# "key=value" strings, the value read as JSON when it parses ("group_size=8", "ratio=[0.8, 2.0]", "x=null"),
+# else as text ("teacher=Qwen/Qwen3-32B"). {key, value} pairs and an object {key: value} are taken as well.
+PAIRS_SCHEMA = {"type": ["array", "null"], "items": {"type": "string"}}
 
 
-# The schema shows the pairs; an object {key: value} (the older, non-strict shape) is still taken as it is.
-Pairs = Annotated[list[KeyValue] | dict[str, Any] | None, WithJsonSchema(PAIRS_SCHEMA)]
+def _one_string_is_one_pair(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value  # "group_size=8" for ["group_size=8"]
 
 
-def pairs_dict(pairs: list[KeyValue] | Mapping[str, Any] | None, *, nest: bool) -> dict[str, Any] | None:
+Pairs = Annotated[list[KeyValue | str] | dict[str, Any] | None, BeforeValidator(_one_string_is_one_pair),
+                  WithJsonSchema(PAIRS_SCHEMA)]
+
+
+def split_pair(text: str) -> tuple[str, Any] | None:
+    """ "key=value" -> (key, value), the value read as JSON when it parses, else kept as text; None if no key."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        return None
+    try:
+        return key.strip(), json.loads(value)
+    except (ValueError, RecursionError):
+        return key.strip(), value
+
+
+def pair_text(key: str, value: Any) -> str:
+    """The inverse of split_pair: a value that would read back as something else is written as JSON."""
+    if isinstance(value, str) and split_pair(f"k={value}") == ("k", value):
+        return f"{key}={value}"
+    return f"{key}={json.dumps(value, separators=(',', ':'), ensure_ascii=False)}"
+
+
+def pairs_dict(pairs: list[KeyValue | str] | Mapping[str, Any] | None, *, nest: bool,
+               what: str = "knobs") -> dict[str, Any] | None:
     """Pairs -> the dict the core takes. With `nest`, a dotted key sets a nested table (knobs:
     method.name=opd -> {"method": {"name": "opd"}}); without, dotted keys stay as they are (prime-rl paths)."""
     if pairs is None:
         return None
     if isinstance(pairs, Mapping):
         return dict(pairs)
-    return nest_dotted([(p.key, p.value) for p in pairs], nest=nest)
+    items = []
+    for n, p in enumerate(pairs):
+        item = (p.key, p.value) if isinstance(p, KeyValue) else split_pair(p)
+        if item is None:
+            raise InputError(f"{what} item {n}: {str(p)[:60]!r} is not key=value; write e.g. \"group_size=8\"",
+                             field=what)
+        items.append(item)
+    return nest_dotted(items, nest=nest)
 
 
 def nest_dotted(items: Iterable[tuple[str, Any]], *, nest: bool = True) -> dict[str, Any]:
@@ -246,19 +281,20 @@ def nest_dotted(items: Iterable[tuple[str, Any]], *, nest: bool = True) -> dict[
     return out
 
 
-def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[dict[str, Any]]:
-    """A dict -> the pairs a tool takes, a nested table flattened to dotted keys (the inverse of pairs_dict)."""
-    out: list[dict[str, Any]] = []
+def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """A dict -> the "key=value" strings a tool takes, a nested table flattened to dotted keys (the inverse of
+    pairs_dict)."""
+    out: list[str] = []
     for key, value in mapping.items():
         if isinstance(value, Mapping) and value:
             out.extend(as_pairs(value, f"{prefix}{key}."))
         else:
-            out.append({"key": f"{prefix}{key}", "value": list(value) if isinstance(value, tuple) else value})
+            out.append(pair_text(f"{prefix}{key}", list(value) if isinstance(value, tuple) else value))
     return out
 
 
 def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A next_step's arguments in the shape the named tool's schema accepts: knobs/overrides as pairs, and a
+    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides as "key=value", and a
     method given as a table ({"name": "async", ...}) split into its name and knobs."""
     args = dict(arguments)
     method = args.get("method")
@@ -305,14 +341,14 @@ class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, toke
 
 
 _NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
-# A name, or a table given as {key, value} pairs (an object is still taken from a client that sends one).
-NameOrPairs = Annotated[str | list[KeyValue] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]
+# A name, or a table given as "key=value" strings (pairs or an object are still taken from a client that sends one).
+NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any, what: str = "value") -> Any:
     """A declared table -> the dict the core takes (unset keys left out); pairs -> a dict; anything else as is."""
     if isinstance(value, BaseModel):
         return value.model_dump(exclude_none=True)
-    if isinstance(value, list) and all(isinstance(v, KeyValue) for v in value):
-        return pairs_dict(value, nest=False)
+    if isinstance(value, list):
+        return pairs_dict(value, nest=False, what=what)
     return value

@@ -8,6 +8,8 @@ in-process client take) and ``seal()``, called once the tools are registered, to
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from typing import Any
 
 import orjson
@@ -16,7 +18,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from .explain import explain, inline, slim, unknown
+from .explain import explain, unknown
+from .listing import input_schema, output_schema
 from .schemas import ready_arguments
 
 
@@ -32,13 +35,28 @@ class PickServer(MCPServer):
 
     _declared: dict[str, list[str]]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # MCPServer.__init__ calls the SDK's configure_logging, which imports rich and builds a Console (0.1 s of
+        # start-up on a busy 2-core machine) only to hand logging.basicConfig a handler; basicConfig ignores it
+        # when the root logger has handlers already (the command line sets them first). Then rich is kept out
+        # for the call, and configure_logging takes its own fallback: nothing changes but the time.
+        if not logging.getLogger().handlers or "rich" in sys.modules:
+            super().__init__(*args, **kwargs)
+            return
+        sys.modules["rich"] = None  # type: ignore[assignment]  # an import of rich now raises ImportError
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            del sys.modules["rich"]
+
     def seal(self) -> None:
         """Slim every registered tool's schemas and record its argument names. Call after the last tool."""
         self._declared = {}
         for tool in self._tool_manager.list_tools():
-            tool.parameters = {**slim(inline(tool.parameters)), "additionalProperties": False}
+            tool.description = " ".join(tool.description.split())  # a docstring's line breaks and indents: noise
+            tool.parameters = input_schema(tool.parameters)
             if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = slim(tool.fn_metadata.output_schema, field_docs=False)
+                tool.fn_metadata.output_schema = output_schema(tool.fn_metadata.output_schema)
                 tool.__dict__.pop("output_schema", None)  # a cached_property on the Tool
             self._declared[tool.name] = list(tool.parameters.get("properties", {}))
 
