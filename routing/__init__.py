@@ -18,7 +18,7 @@ _EXPORTS = {
     "holdout_size": "holdout",
     "on_policy": "compare", "teacher_clears": "compare",
     "band": "questions", "pass_at": "questions", "rollouts_per_task": "questions", "truncated_passes": "questions",
-    "model_params_b": "route", "route": "route",
+    "model_params_b": "identity", "route": "route",
     "GradedRows": "rows", "as_rows": "rows", "read_rows": "rows",
     "Table": "table", "table_of": "table",
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .errors import InputError
     from .holdout import holdout_size
     from .questions import band, pass_at, rollouts_per_task, truncated_passes
-    from .route import model_params_b, route
+    from .identity import model_params_b
+    from .route import route
     from .rows import GradedRows, as_rows, read_rows
     from .table import Table, table_of
     from .verdicts import (Band, HoldoutSize, NextStep, OnPolicy, PassAt, RolloutsPerTask, Route, TeacherClears,

@@ -65,3 +65,21 @@ def lineage(name: str) -> str:
     base = name[:m.start()] if m and m.start() > 0 else name
     r = re.search(r"@(?:[0-9a-f]{7,40}|\d+)$", base, re.IGNORECASE)
     return base[:r.start()] if r and r.start() > 0 else base
+
+
+_PARAMS = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
+
+
+def model_params_b(model: str | None) -> float | None:
+    """Parameter count in billions read off a model name ('Qwen/Qwen3-0.6B' -> 0.6, 'Mixtral-8x7B' -> 56,
+    '135M' -> 0.135); an MoE's active count ('A3B') is not its size. None when the name does not say."""
+    if not model:
+        return None
+    name = model.rsplit("/", 1)[-1]
+    sizes = []
+    for m in _PARAMS.finditer(name):
+        if m.start() > 0 and name[m.start() - 1] in "Aa":
+            continue
+        value = float(m.group(2)) * (int(m.group(1)) if m.group(1) else 1)
+        sizes.append(value / 1000.0 if m.group(3) in "Mm" else value)
+    return max(sizes) if sizes else None

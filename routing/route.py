@@ -11,7 +11,6 @@ under ~7B goes to SFT from a stronger model, and a teacher scored with a longer 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,27 +21,11 @@ from .advice import before_gpu, candidate_evidence, config_step, config_tool, ot
 from .cost import check_gpus
 from .forecast import advice_prior, confidence_fields, cost_estimate, signal, table_moments
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
+from .identity import model_params_b
 from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
 from .rows import GradedRows, RowsLike, as_rows
 from .table import table_of
 from .verdicts import NextStep, Route, TraceStep
-
-_PARAMS = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
-
-
-def model_params_b(model: str | None) -> float | None:
-    """Parameter count in billions read off a model name ('Qwen/Qwen3-0.6B' -> 0.6, 'Mixtral-8x7B' -> 56,
-    '135M' -> 0.135); an MoE's active count ('A3B') is not its size. None when the name does not say."""
-    if not model:
-        return None
-    name = model.rsplit("/", 1)[-1]
-    sizes = []
-    for m in _PARAMS.finditer(name):
-        if m.start() > 0 and name[m.start() - 1] in "Aa":
-            continue
-        value = float(m.group(2)) * (int(m.group(1)) if m.group(1) else 1)
-        sizes.append(value / 1000.0 if m.group(3) in "Mm" else value)
-    return max(sizes) if sizes else None
 
 
 def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | None = None, *,

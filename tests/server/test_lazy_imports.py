@@ -41,8 +41,8 @@ def test_the_method_objects_are_listed_as_objects_lists_them():
 
 def test_routing_route_is_the_function_after_its_submodule_is_imported():
     out = run("from pick_a_method import routing\n"
-              "from pick_a_method.routing.route import model_params_b  # binds the submodule on the package\n"
-              "import pick_a_method.methods.prime_rl  # imports it again, from plan.py\n"
+              "import pick_a_method.routing.route  # binds the submodule `route` on the package\n"
+              "import pick_a_method.methods.prime_rl  # which imports routing submodules too\n"
               "assert callable(routing.route) and routing.route.__name__ == 'route', routing.route\n"
               "assert routing.defaults.PASS_THRESHOLD == 1.0 and routing.rows.CHUNK_ROWS > 0  # submodules load\n")
     assert out.returncode == 0, out.stderr[-2000:]
@@ -62,10 +62,6 @@ def test_the_server_lists_its_tools_without_torch_transformers_or_pyarrow():
     assert out.returncode == 0, out.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="methods/prime_rl/plan.py imports pick_a_method.routing.route (and with it "
-                                       "numpy and the routing core) at module level, and the config tools' output "
-                                       "models load prime_rl; importing model_params_b inside method_plan fixes it "
-                                       "(then drop this mark)")
 def test_the_server_lists_its_tools_without_numpy():
     out = run(LIST_TOOLS + "assert 'numpy' not in sys.modules, 'numpy'\n")
     assert out.returncode == 0, out.stderr[-2000:]
