@@ -14,8 +14,9 @@ examples/train_tiny.py is a complete training loop around these calls.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pick_a_method._lazy import lazy_names
 
 # The method objects and their registry: objects.__all__, listed here so that listing them imports nothing
 # (tests/server/test_lazy_imports.py checks the two lists agree).
@@ -40,19 +41,4 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from pick_a_method.methods.update import Update
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # the next lookup is a plain attribute
-        return value
-    try:  # a submodule: `methods.defaults`, `methods.objects`, `methods.prime_rl`, ...
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as e:
-        if e.name != f"{__name__}.{name}":
-            raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())

@@ -7,10 +7,11 @@ pyarrow. ``routing.<submodule>`` (``routing.defaults``, ``routing.rows``, ...) l
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from pick_a_method._lazy import lazy_names
 
 # name -> the submodule that defines it
 _EXPORTS = {
@@ -45,22 +46,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
                            TraceStep, TruncatedPasses, Verdict)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # the next lookup is a plain attribute
-        return value
-    try:  # a submodule, as `routing.defaults` read after the eager import used to work
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as e:
-        if e.name != f"{__name__}.{name}":
-            raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())
 
 
 class _Package(types.ModuleType):
