@@ -33,7 +33,8 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from pick_a_method.routing import defaults as D  # constants only: the package's names load lazily
+    from pick_a_method.methods import defaults as M  # constants only, like routing's: the packages load lazily
+    from pick_a_method.routing import defaults as D
 
     p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
@@ -56,6 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     effect = "the gain to prove, between 0 and 1, e.g. 0.05 = five points (default: {:g})".format(D.PROVE_EFFECT)
     as_json = "print the whole verdict as JSON instead of text"
     rows_help = "graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet"
+
+    def writer_flags(c: argparse.ArgumentParser, what: str, *, knob_example: str) -> None:
+        """The flags every config writer takes: the model, method knobs, and a safe --out."""
+        c.add_argument("--model", required=True, help="the model to train, e.g. Qwen/Qwen3-8B (required)")
+        c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
+                       help="a method knob, VALUE read as JSON when it parses" + knob_example)
+        c.add_argument("--out", metavar="FILE", help=f"write {what} here (default: print it)")
+        c.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
+        c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
+                       help="refuse an --out outside these folders (repeatable; default: write anywhere)")
 
     def field_flags(c: argparse.ArgumentParser) -> None:
         g = c.add_argument_group("your field names (a dotted path reaches into objects, e.g. sampling.model)")
@@ -128,20 +139,15 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=_Help)
     c.add_argument("taskset", help="prime-rl taskset id (env.taskset.id)")
     c.add_argument("method", help=PRIME_RL_METHODS)
-    c.add_argument("--model", required=True, help="the model to train, e.g. Qwen/Qwen3-8B (required)")
-    c.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
-                   help="a method knob, VALUE read as JSON when it parses, e.g. --knob teacher=Qwen/Qwen3-32B "
-                        "(repeatable; a dotted KEY nests: method.name=opd)")
+    writer_flags(c, "the TOML", knob_example=", e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted KEY nests: "
+                                        "method.name=opd)")
     c.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 (repeatable)")
-    c.add_argument("--out", metavar="FILE", help="write the TOML here (default: print it)")
-    c.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
-    c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
-                   help="refuse an --out outside these folders (repeatable; default: write anywhere)")
     c.add_argument("--gpus", type=int, help="GPUs on the node, at least 2 (default: 2); with --nodes, GPUs per "
                                             "node (default: 8)")
-    c.add_argument("--steps", type=int, default=100, help="max_steps (default: 100)")
-    c.add_argument("--batch", type=int, default=64, help="prompts x rollouts per step (default: 64)")
+    c.add_argument("--steps", type=int, default=M.PRIME_RL_STEPS, help=f"max_steps (default: {M.PRIME_RL_STEPS})")
+    c.add_argument("--batch", type=int, default=M.PRIME_RL_BATCH,
+                   help=f"prompts x rollouts per step (default: {M.PRIME_RL_BATCH})")
     c.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
     c.add_argument("--renderer", help="[orchestrator.renderer] name (default: chosen from the model)")
     c.add_argument("--wandb", action="append", default=[], metavar="KEY=VALUE",
@@ -176,19 +182,15 @@ def _parser() -> argparse.ArgumentParser:
         gpus = 1 if name == "trl-config" else 8
         w = sub.add_parser(name, help=what, description=f"{what}: {methods}", formatter_class=_Help)
         w.add_argument("method", help=methods)
-        w.add_argument("--model", required=True, help="the model to train, e.g. Qwen/Qwen3-8B (required)")
-        w.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
-                       help="a method knob, VALUE read as JSON when it parses (repeatable)")
+        writer_flags(w, "the config", knob_example=" (repeatable)")
         w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="a config key to set last, VALUE read as JSON when it parses (repeatable)")
-        w.add_argument("--out", metavar="FILE", help="write the config here (default: print it)")
-        w.add_argument("--overwrite", action="store_true", help="replace an existing file at --out")
-        w.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
-                       help="refuse an --out outside these folders (repeatable; default: write anywhere)")
         w.add_argument("--gpus", type=int, default=gpus, help=f"GPUs per node (default: {gpus})")
         w.add_argument("--nodes", type=int, default=1, help="machines (default: 1)")
-        w.add_argument("--steps", type=int, default=100, help="training steps (default: 100)")
-        w.add_argument("--batch", type=int, default=64, help="rollouts or examples per step (default: 64)")
+        w.add_argument("--steps", type=int, default=M.PRIME_RL_STEPS,
+                       help=f"training steps (default: {M.PRIME_RL_STEPS})")
+        w.add_argument("--batch", type=int, default=M.PRIME_RL_BATCH,
+                       help=f"rollouts or examples per step (default: {M.PRIME_RL_BATCH})")
         w.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
         w.add_argument("--json", action="store_true", help=as_json)
         if name == "trl-config":
