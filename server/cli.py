@@ -33,8 +33,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from pick_a_method.methods import defaults as M  # constants only, like routing's: the packages load lazily
-    from pick_a_method.routing import defaults as D
+    from pick_a_method.routing import defaults as D  # constants only: the package's names load lazily
 
     p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
@@ -145,9 +144,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 (repeatable)")
     c.add_argument("--gpus", type=int, help="GPUs on the node, at least 2 (default: 2); with --nodes, GPUs per "
                                             "node (default: 8)")
-    c.add_argument("--steps", type=int, default=M.PRIME_RL_STEPS, help=f"max_steps (default: {M.PRIME_RL_STEPS})")
-    c.add_argument("--batch", type=int, default=M.PRIME_RL_BATCH,
-                   help=f"prompts x rollouts per step (default: {M.PRIME_RL_BATCH})")
+    c.add_argument("--steps", type=int, default=100, help="max_steps (default: 100)")
+    c.add_argument("--batch", type=int, default=64, help="prompts x rollouts per step (default: 64)")
     c.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
     c.add_argument("--renderer", help="[orchestrator.renderer] name (default: chosen from the model)")
     c.add_argument("--wandb", action="append", default=[], metavar="KEY=VALUE",
@@ -187,10 +185,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="a config key to set last, VALUE read as JSON when it parses (repeatable)")
         w.add_argument("--gpus", type=int, default=gpus, help=f"GPUs per node (default: {gpus})")
         w.add_argument("--nodes", type=int, default=1, help="machines (default: 1)")
-        w.add_argument("--steps", type=int, default=M.PRIME_RL_STEPS,
-                       help=f"training steps (default: {M.PRIME_RL_STEPS})")
-        w.add_argument("--batch", type=int, default=M.PRIME_RL_BATCH,
-                       help=f"rollouts or examples per step (default: {M.PRIME_RL_BATCH})")
+        w.add_argument("--steps", type=int, default=100, help="training steps (default: 100)")
+        w.add_argument("--batch", type=int, default=64, help="rollouts or examples per step (default: 64)")
         w.add_argument("--no-lora", action="store_true", help="train the full model instead of a LoRA adapter")
         w.add_argument("--json", action="store_true", help=as_json)
         if name == "trl-config":
