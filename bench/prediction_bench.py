@@ -18,7 +18,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pick_a_method import routing  # noqa: E402
 from pick_a_method.routing.confidence import route_confidence  # noqa: E402
-from pick_a_method.routing.prior import RatePrior, fit_prior, posterior_split_chance, predict_split  # noqa: E402
+from pick_a_method.routing.prior import RatePrior, fit_prior  # noqa: E402
+from pick_a_method.routing.split import posterior_split_chance, predict_split  # noqa: E402
 
 # name -> (Beta a, b, share impossible, share always solved, rollouts per task)
 POPULATIONS = {"uniform": (1.0, 1.0, 0, 0, 4), "U-shaped Beta(0.3,0.3)": (0.3, 0.3, 0, 0, 4),

@@ -2,7 +2,7 @@
 groups that carry no signal, and for prime-rl the inference / trainer split that implies.
 
 Plain numbers in: group size, prompts per step, steps, each task's chance that a group of that size has
-signal (prior.posterior_split_chance, or 0/1 from measured groups) and, where the rows carry them, each
+signal (split.posterior_split_chance, or 0/1 from measured groups) and, where the rows carry them, each
 task's mean completion tokens. A run samples prompts uniformly from the tasks, so a step's expected token
 cost is prompts x k x the mean over tasks of their mean tokens.
 """

@@ -13,8 +13,8 @@ import numpy as np
 from . import defaults as D
 from .confidence import route_confidence
 from .cost import run_cost, throughputs
-from .prior import RatePrior, batch_for, best_k, fit_prior, group_signal, posterior_split_chance, predict_split, \
-    suggest_group_size
+from .prior import RatePrior, fit_prior
+from .split import batch_for, best_k, group_signal, posterior_split_chance, predict_split, suggest_group_size
 from .verdicts import RolloutAdvice, RunCostEstimate, SplitAtK
 
 

@@ -1,10 +1,11 @@
-"""What more rollouts per task would buy: a prior over the tasks' pass rates, fitted to per-task counts, and
-the share of groups that would split at any k under each task's posterior (issue 15).
+"""What more rollouts per task would buy, part one: a prior over the tasks' pass rates, fitted to per-task
+counts (routing.split then predicts the share of groups that would split at any k under each task's posterior;
+issue 15).
 
 Plugging a task's observed rate into 1 - p^k - (1-p)^k says a task that never split at k = 4 can never split;
 the posterior says how likely it is to split at k = 16. The prior is a Beta by beta-binomial maximum likelihood,
 or, where the Bayesian information criterion says the counts need them, a Beta plus point masses at 0 (tasks no
-draw passes) and 1 (tasks every draw passes): the zero-one-inflated beta-binomial, fitted by EM
+draw passes) and 1 (tasks every draw passes): the zero-one-inflated beta-binomial, fitted by BHHH ascent
 (D.SPLIT_PRIOR, D.PRIOR_MODELS). A point mass never splits at any k, so a set with truly impossible tasks is not
 told that more rollouts will crack them. Inputs are plain per-group arrays (passes, rollouts), so any
 per-(task, sampler, arm) table can call it.
@@ -39,7 +40,7 @@ class RatePrior:
         return self.one + (1 - self.zero - self.one) * self.a / (self.a + self.b)
 
 
-def _check(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def check_counts(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     c = np.asarray(passes, dtype=np.int64).reshape(-1)
     n = np.asarray(rollouts, dtype=np.int64).reshape(-1)
     if c.shape != n.shape:
@@ -54,7 +55,7 @@ def _check(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, np.nda
     return c, n
 
 
-def _distinct(c: np.ndarray, n: np.ndarray, inverse: bool = False):
+def distinct_pairs(c: np.ndarray, n: np.ndarray, inverse: bool = False):
     """Distinct (passes, rollouts) pairs as rows, how many groups hold each (and each group's pair index)."""
     base = int(n.max()) + 1
     keys, idx, weight = np.unique(n * base + c, return_inverse=True, return_counts=True)
@@ -66,7 +67,7 @@ def _tails(c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     """Distinct (c, n) pairs, how many groups hold each, and per pair and j = 0..max(n)-1 whether it has more
     than j passes / fails / rollouts. The beta-binomial log-likelihood is, up to a constant,
     sum_j [A_j log(a+j) + B_j log(b+j) - N_j log(a+b+j)], with A, B, N the group-weighted sums of those."""
-    pairs, weight = _distinct(c, n)
+    pairs, weight = distinct_pairs(c, n)
     j = np.arange(int(n.max()))
     pc, pn = pairs[:, :1], pairs[:, 1:]
     return weight.astype(np.float64), (pc > j).astype(np.float64), ((pn - pc) > j).astype(np.float64), \
@@ -117,10 +118,10 @@ def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None
     """The prior maximising the likelihood of the per-group counts: each model of D.PRIOR_MODELS fitted (the
     plain Beta by grid search, the point masses added from it by _fit_masses) and the one with the least BIC kept, or
     `model` where given (the plain Beta where no group is all-fail / all-pass for its mass to explain)."""
-    c, n = _check(passes, rollouts)
+    c, n = check_counts(passes, rollouts)
     if model is not None and model not in D.PRIOR_MODELS:
         raise InputError(f"model is {model!r}; give one of {', '.join(D.PRIOR_MODELS)}", field="model")
-    pairs, weight = _distinct(c, n)
+    pairs, weight = distinct_pairs(c, n)
     w, pa, pb, pn = _tails(c, n)
     a, b, ll = _fit(w @ pa, w @ pb, w @ pn, (c.sum() + 0.5) / (n.sum() + 1.0))
     fits = {"beta": RatePrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))}
@@ -160,7 +161,7 @@ def bic(prior: RatePrior, groups: int) -> float:
     return -2.0 * prior.log_likelihood + free * math.log(groups)
 
 
-def _pair_log_beta(pa, pb, pn, a, b) -> np.ndarray:
+def pair_log_beta(pa, pb, pn, a, b) -> np.ndarray:
     """log P(c | n) under the beta-binomial without its binomial coefficient, fits x distinct pairs."""
     j = np.arange(pa.shape[1], dtype=np.float64)
     return (np.log(a[:, None] + j) @ pa.T + np.log(b[:, None] + j) @ pb.T
@@ -169,7 +170,7 @@ def _pair_log_beta(pa, pb, pn, a, b) -> np.ndarray:
 
 def _mixture(w, pa, pb, pn, z_on, o_on, a, b, zero, one):
     """Each pair's Beta part and mixture probability (fits x pairs), and each fit's log-likelihood."""
-    beta = np.exp(_pair_log_beta(pa, pb, pn, a, b)) * (1 - zero - one)[:, None]
+    beta = np.exp(pair_log_beta(pa, pb, pn, a, b)) * (1 - zero - one)[:, None]
     mix = zero[:, None] * z_on + one[:, None] * o_on + beta
     return beta, mix, (w * np.log(np.maximum(mix, 1e-300))).sum(axis=1)
 
@@ -274,9 +275,9 @@ def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: RatePrior,
     Each refit starts at the full fit (a resample's maximum lies near it), vectorised over draws: Newton ascent
     for a plain Beta, D.PRIOR_RESAMPLE_ITERATIONS steps of the point-mass fit for one with point masses (the model is the full
     fit's; it is not chosen again per draw). Returns (a, b, zero, one), one of each per draw, and the picks
-    (draws x distinct pairs, in _distinct's order)."""
-    c, n = _check(passes, rollouts)
-    pairs, _ = _distinct(c, n)
+    (draws x distinct pairs, in distinct_pairs's order)."""
+    c, n = check_counts(passes, rollouts)
+    pairs, _ = distinct_pairs(c, n)
     w, pa, pb, pn = _tails(c, n)
     picks = np.random.default_rng(seed).multinomial(len(c), w / w.sum(), size=draws).astype(np.float64)
     a, b = np.full(draws, start.a), np.full(draws, start.b)
@@ -287,134 +288,3 @@ def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: RatePrior,
         a, b, zero, one, _ = _fit_masses(picks, pa, pb, pn, pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1], a, b,
                                          zero, one, D.PRIOR_RESAMPLE_ITERATIONS)
     return (a, b, zero, one), picks
-
-
-def _pair_chance(pairs: np.ndarray, k: int, a, b, zero, one) -> np.ndarray:
-    """Each distinct pair's chance to split at k under its posterior, one row per fit (a, b, zero, one: arrays
-    over fits): the posterior's Beta part, Beta(a + c, b + n - c), times the chance the task is not a point
-    mass given its counts. Neither factor falls as k grows, so neither does the chance."""
-    a, b, zero, one = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (a, b, zero, one))
-    pc, pn = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
-    chance = _split_chance(a[:, None] + pc, b[:, None] + pn - pc, k)
-    if not (zero.any() or one.any()):
-        return chance
-    j = np.arange(int(pairs[:, 1].max()))
-    ta, tb, tn = (pairs[:, :1] > j) * 1.0, ((pairs[:, 1:] - pairs[:, :1]) > j) * 1.0, (pairs[:, 1:] > j) * 1.0
-    beta = np.exp(_pair_log_beta(ta, tb, tn, a, b)) * (1 - zero - one)[:, None]
-    mix = zero[:, None] * (pairs[:, 0] == 0) + one[:, None] * (pairs[:, 0] == pairs[:, 1]) + beta
-    return chance * beta / np.maximum(mix, 1e-300)
-
-
-def _split_chance(alpha: np.ndarray, beta: np.ndarray, k: int) -> np.ndarray:
-    """1 - E[p^k] - E[(1-p)^k] for p ~ Beta(alpha, beta), elementwise: E[p^k] = prod_{j<k} (alpha+j)/(alpha+beta+j)."""
-    j = np.arange(k, dtype=np.float64)
-    al, be = alpha[..., None], beta[..., None]
-    log_total = np.log(al + be + j).sum(axis=-1)
-    chance = 1.0 - np.exp(np.log(al + j).sum(axis=-1) - log_total) - np.exp(np.log(be + j).sum(axis=-1) - log_total)
-    return np.clip(chance, 0.0, 1.0)
-
-
-def posterior_split_chance(passes: np.ndarray, rollouts: np.ndarray, k: int, prior: RatePrior) -> np.ndarray:
-    """Each group's chance that k fresh rollouts hold a pass and a fail, under its posterior: Beta(a + c,
-    b + n - c), weighted by the chance the task is not one of the prior's point masses."""
-    c, n = _check(passes, rollouts)
-    pairs, _, inverse = _distinct(c, n, inverse=True)
-    chance = _pair_chance(pairs, k, prior.a, prior.b, prior.zero, prior.one)[0]
-    return chance[inverse.reshape(-1)]
-
-
-@dataclass(frozen=True)
-class SplitPrediction:
-    k: int
-    share: float
-    ci95: tuple[float, float] | None
-    informative_per_1000_rollouts: float
-    informative_per_million_tokens: float | None
-
-
-def predict_split(passes: np.ndarray, rollouts: np.ndarray, ks=D.ROLLOUT_CANDIDATES, *,
-                  prior: RatePrior | None = None, tokens: np.ndarray | None = None,
-                  interval: bool = True) -> list[SplitPrediction]:
-    """The predicted share of groups that split at each k, a 95% task-bootstrap interval on it, and informative groups per 1,000 rollouts (and per million tokens when `tokens`, the mean completion
-    tokens of each group's rollouts, is given)."""
-    c, n = _check(passes, rollouts)
-    prior = prior or fit_prior(c, n)
-    mean_tokens = None
-    if tokens is not None:
-        t = np.asarray(tokens, dtype=np.float64).reshape(-1)
-        if t.shape != c.shape:
-            raise InputError(f"tokens has {len(t)} entries for {len(c)} groups", field="tokens")
-        mean_tokens = float(np.nanmean(t)) if np.isfinite(t).any() else None
-    pairs, weight = _distinct(c, n)
-    if interval and len(c) >= D.MIN_CI_TASKS:
-        # the tasks resampled and the prior refitted on each: the fit's own uncertainty, which dominates far
-        # from the observed k, is in the interval
-        refits, picks = resampled_priors(c, n, prior)
-    out = []
-    for k in sorted({int(k) for k in ks}):
-        if k < 2:
-            raise InputError(f"k is {k}; a group splits only with 2 or more rollouts", field="k")
-        share = float(weight @ _pair_chance(pairs, k, prior.a, prior.b, prior.zero, prior.one)[0]) / len(c)
-        ci = None
-        if interval and len(c) >= D.MIN_CI_TASKS:
-            chance = _pair_chance(pairs, k, *refits)
-            shares = (picks * chance).sum(axis=1) / len(c)
-            ci = (float(np.quantile(shares, 0.025)), float(np.quantile(shares, 0.975)))
-        per_token = share / (k * mean_tokens) * 1e6 if mean_tokens else None
-        out.append(SplitPrediction(k=k, share=share, ci95=ci, informative_per_1000_rollouts=share / k * 1000,
-                                   informative_per_million_tokens=per_token))
-    return out
-
-
-def best_k(predictions: list[SplitPrediction]) -> int:
-    """The k with the most informative groups per rollout (per token, where known: the same ordering, since a
-    group of k costs k replies); ties go to the smaller k."""
-    return max(predictions, key=lambda p: (round(p.informative_per_1000_rollouts, 9), -p.k)).k
-
-
-def batch_for(target_groups: int, share: float) -> int | None:
-    """Prompts per step that give `target_groups` informative groups per step on average; None when nothing
-    splits."""
-    if target_groups < 1:
-        raise InputError(f"target_groups is {target_groups}; give 1 or more", field="target_groups")
-    return None if share <= 0 else math.ceil(target_groups / share - 1e-9)
-
-
-def suggest_group_size(predictions: list[SplitPrediction], k_now: int, n_tasks: int,
-                       share_now: float) -> SplitPrediction | None:
-    """The smallest k above k_now whose predicted split share gains D.MIN_SPLIT_GAIN over the share at k_now
-    and reaches D.MIN_SPLIT_TASKS split tasks; None when no k does (then more rollouts per task do not fix
-    the shortage: more tasks in the band do)."""
-    enough = [p for p in predictions if p.k > k_now and p.share - share_now >= D.MIN_SPLIT_GAIN
-              and p.share * n_tasks >= D.MIN_SPLIT_TASKS]
-    return min(enough, key=lambda p: p.k) if enough else None
-
-
-def group_signal(passes: np.ndarray, rollouts: np.ndarray, *, reward_sum: np.ndarray | None = None,
-                 reward_sumsq: np.ndarray | None = None, reward_spread: np.ndarray | None = None,
-                 binary: bool = True) -> tuple[np.ndarray, str]:
-    """Which groups give a grouped method signal, and by which definition (D.SIGNAL_DEFINITIONS).
-
-    Binary rewards: a pass rate strictly between 0 and 1. Otherwise the group's rewards must differ: spread
-    within the group above rounding, identical non-binary rewards (0.7 four times) being no signal. The
-    spread is `reward_spread` (each group's sum of squared deviations from its mean, the stable form) or
-    else sumsq - sum^2 / n from `reward_sum` and `reward_sumsq`."""
-    c, n = _check(passes, rollouts)
-    if binary:
-        return (c > 0) & (c < n) & (n >= 2), D.SIGNAL_DEFINITIONS["binary"]
-    with np.errstate(over="ignore", invalid="ignore"):  # rewards near 1e308: no signal claimed from inf - inf
-        if reward_spread is not None:
-            spread = np.asarray(reward_spread, dtype=np.float64).reshape(-1)
-            scale = np.ones_like(spread) if reward_sumsq is None else np.asarray(reward_sumsq, dtype=np.float64)
-        elif reward_sum is not None and reward_sumsq is not None:
-            total = np.asarray(reward_sum, dtype=np.float64).reshape(-1)
-            scale = np.asarray(reward_sumsq, dtype=np.float64).reshape(-1)
-            spread = scale - total * total / n if total.shape == c.shape else total
-        else:
-            raise InputError("non-binary rewards need each group's reward spread (or its sum and sum of squares)",
-                             field="reward_spread")
-        if spread.shape != c.shape or np.shape(scale) != c.shape:
-            raise InputError("the reward spread (or sum and sum of squares) needs one entry per group",
-                             field="reward_spread")
-        has = (n >= 2) & (spread > 1e-9 * np.maximum(1.0, scale))
-    return has, D.SIGNAL_DEFINITIONS["spread"]
