@@ -21,7 +21,6 @@ from typing import Any
 from . import extras
 from .options import DEFAULT_CALL_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ServerOptions
 
-VALUE_CHARS = 400  # an evidence value longer than this is cut, with an ellipsis (--json prints it whole)
 SERVING = ("pick-a-method: serving MCP over stdio; a client (Claude Code, Codex, Cursor, ...) spawns this itself. "
            "Ctrl-C stops it. `pick-a-method --help` lists the commands for a person, such as `pick-a-method route "
            "rows.jsonl`.")
@@ -353,54 +352,6 @@ def _run_command(args: argparse.Namespace) -> Any:
     raise AssertionError(args.command)
 
 
-def _rounded(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 4)
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rounded(v) for v in value]
-    return value
-
-
-def _cut(text: str, limit: int = VALUE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def render(verdict: Any) -> str:
-    """A verdict as a person reads it: the answer, the summary, warnings, the next step, then the evidence."""
-    data = verdict.model_dump(mode="json")
-    head = data.get("route") or data.get("verdict")
-    lines = [f"{head}: {data.get('summary', '')}"]
-    if data.get("methods"):
-        lines.append(f"methods: {', '.join(data['methods'])}")
-    for w in data.get("warnings") or []:
-        lines.append(f"warning: {w}")
-    step = data.get("next_step") or {}
-    if step.get("tool"):
-        lines.append(f"next: {step['tool']}({json.dumps(step.get('arguments') or {})})  {step.get('why', '')}")
-    elif step.get("command"):
-        lines.append(f"next: run `{step['command']}`  {step.get('why', '')}")
-    elif step.get("why"):
-        lines.append(f"next: {step['why']}")
-    if step.get("needs"):
-        lines.append(f"      fill in: {', '.join(step['needs'])}")
-    for t in data.get("trace") or []:
-        mark = "*" if t["decided"] else " "
-        lines.append(f" {mark} Q{t['question']} {t['name']}: {t['answer']}  {json.dumps(_rounded(t['evidence']))}")
-    for check in data.get("before_gpu") or []:
-        lines.append(f"before the GPU: {check}")
-    skip = {"verdict", "summary", "warnings", "next_step", "trace", "before_gpu", "methods", "route", "text",
-            "config"}
-    for key, value in data.items():
-        if key not in skip and value not in (None, [], {}):
-            shown = value if isinstance(value, str) else json.dumps(_rounded(value))
-            lines.append(f"  {key}: {shown if key == 'command' else _cut(str(shown))}")  # a command is run whole
-    if data.get("text") and not data.get("path"):  # a written config is on disk: the summary names the file
-        lines.append(data["text"])
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.print_skill:
@@ -414,7 +365,9 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, TypeError, OSError) as e:
             print(f"pick-a-method: {_cli_words(_message(e))}", file=sys.stderr)
             return 2
-        try:
+        from .render import render
+
+        try:  # a subcommand's answer, for a person: this path never serves MCP, so stdout is free
             print(verdict.model_dump_json(indent=2) if args.json else render(verdict))
         except BrokenPipeError:  # `| head` closed the pipe: not an error
             sys.stderr.close()
