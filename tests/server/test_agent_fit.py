@@ -227,3 +227,11 @@ async def test_the_fields_and_trainer_types_are_strict_safe_and_refuse_unknown_n
         assert bad.is_error and "did you mean 'reward'" in bad.content[0].text, bad.content[0].text
         bad = await c.call_tool("probe", {"trainer": "deepspeed"})
         assert bad.is_error and "prime-rl" in bad.content[0].text, bad.content[0].text
+
+
+def test_the_declared_fields_argument_maps_exactly_the_routers_canonical_fields():
+    """server.schemas.Fields is written out for the listing; it must name what routing.fields maps, no more, no less."""
+    from pick_a_method.routing.fields import CANONICAL
+    from pick_a_method.server.schemas import Fields
+
+    assert set(Fields.model_fields) == set(CANONICAL)
