@@ -51,7 +51,7 @@ async def test_route_splits_the_gpus_and_prime_rl_config_takes_the_split(tmp_pat
         assert any("throughput=" in m for m in bare["cost"]["missing"])
         bad = await c.call_tool("route", {"rows_path": str(path), "model": MODEL, "gpus": 8,
                                           "throughput": {"inference_tokens_per_s_per_gpu": 2000.0}})
-        assert bad.is_error  # both numbers are required by the schema
+        assert bad.is_error and "trainer_tokens_per_s_per_gpu" in bad.content[0].text  # both numbers are required
 
 
 def test_cli_route_takes_gpus_and_throughput(tmp_path):
