@@ -1,4 +1,10 @@
-"""The routing core: graded rows in, verdicts out (numpy and pydantic only; no torch, no MCP).
+"""The routing core: graded rows in, verdicts out (numpy, pyarrow and pydantic only; no torch, no MCP).
+
+How a verdict is made: `readers/` reads the rows once into `GradedRows` (rows.py), whatever tool wrote them;
+`table.py` builds one table of counts per (task, sampler, arm) from them; each question (questions.py: truncated
+passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher) reads that table and returns its verdict;
+`router.py` asks them in the skill's order and stops at the first that decides. A new question is a function of
+the table in questions.py, asked from router.py; a new input format is a reader module in readers/.
 
 Imported lazily (PEP 562): ``import pick_a_method.routing`` loads nothing else, and each name below loads its
 module on first use, so the command line's ``--help`` and the server's ``tools/list`` don't pay for numpy and
@@ -7,9 +13,7 @@ pyarrow. ``routing.<submodule>`` (``routing.defaults``, ``routing.rows``, ...) l
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pick_a_method._lazy import lazy_names
 
@@ -19,8 +23,8 @@ _EXPORTS = {
     "holdout_size": "holdout",
     "on_policy": "compare", "teacher_clears": "compare",
     "band": "questions", "pass_at": "questions", "rollouts_per_task": "questions", "truncated_passes": "questions",
-    "model_params_b": "identity", "route": "route",
-    "GradedRows": "rows", "as_rows": "rows", "read_rows": "rows",
+    "model_params_b": "identity", "route": "router",
+    "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
                      "TeacherClears", "TraceStep", "TruncatedPasses", "Verdict"), "verdicts"),
@@ -39,8 +43,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .holdout import holdout_size
     from .questions import band, pass_at, rollouts_per_task, truncated_passes
     from .identity import model_params_b
-    from .route import route
-    from .rows import GradedRows, as_rows, read_rows
+    from .readers import as_rows, read_rows
+    from .router import route
+    from .rows import GradedRows
     from .table import Table, table_of
     from .verdicts import (Band, HoldoutSize, NextStep, OnPolicy, PassAt, RolloutsPerTask, Route, TeacherClears,
                            TraceStep, TruncatedPasses, Verdict)
@@ -48,16 +53,3 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
 
 __getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())
 
-
-class _Package(types.ModuleType):
-    """`routing.route` is the function, as the eager import made it. Importing the submodule routing/route.py
-    (`from pick_a_method.routing.route import ...`, anywhere) makes the import system bind the submodule to the
-    same name on this package; that binding is dropped, the submodule stays in sys.modules."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and getattr(value, "__name__", None) == f"{self.__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -10,7 +10,8 @@ from . import defaults as D
 from .errors import InputError
 from .identity import relation
 from .questions import pass_at, rows_arguments
-from .rows import GradedRows, RowsLike, as_rows, display_name
+from .readers import as_rows
+from .rows import GradedRows, RowsLike, display_name
 from .stats import paired_ci
 from .table import table_of
 from .verdicts import NextStep, OnPolicy, PairedDifference, TeacherClears

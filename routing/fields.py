@@ -20,13 +20,25 @@ from .errors import InputError
 NATIVE: dict[str, tuple[str, ...]] = {
     "task_id": ("task_id", "scenario_id", "prompt"),
     "reward": ("reward",),
-    "truncated": ("truncated",),  # and finish_reason == "length", always read beside it
+    "truncated": ("truncated", "is_truncated"),  # and a cut-off finish reason (FINISH_REASONS), read beside it
     "model": ("model", "model_version", "sampling.model", "checkpoint"),
     "arm": ("arm",),
     "tokens": ("completion_tokens", "usage.completion_tokens", "num_tokens", "response_length"),
 }
 CANONICAL = tuple(NATIVE)
-FINISH_REASON = "finish_reason"
+# Where rows say why the reply ended; a mapped `truncated` field may hold these words too.
+FINISH_REASONS = ("finish_reason", "stop_reason")
+FINISH_REASON = FINISH_REASONS[0]
+# What each API calls a reply cut at the token cap (compared casefolded): OpenAI and vLLM `length`, Anthropic and
+# inspect-ai `max_tokens`, inspect-ai `model_length`, Gemini `MAX_TOKENS`, OpenAI's Responses API
+# `max_output_tokens`. And the words for a reply that ended by itself (or was stopped for another reason).
+CUT_OFF_WORDS = frozenset({"length", "max_tokens", "model_length", "max_output_tokens"})
+ENDED_WORDS = frozenset({"stop", "eos", "end_turn", "stop_sequence", "tool_calls", "tool_use", "function_call",
+                         "content_filter", "safety", "recitation", "refusal", "pause_turn", "abort", "finish_reason_stop"})
+UNSTATED_WORDS = frozenset({"unknown", "none", "null", ""})  # the tool says it does not know
+# `fields` keys that are options rather than field names: `cut_off` lists finish reasons (comma-separated) that
+# mean the reply was cut off, for a tool whose word is not in CUT_OFF_WORDS.
+OPTIONS = ("cut_off",)
 
 # Grades graders write under other names: boolean verdicts and scores. Read only when mapped (a score in
 # [0, 1] passes only at reward >= pass_threshold, so reading one silently would change what "pass" means).
@@ -47,8 +59,9 @@ def check_fields(fields: Fields) -> dict[str, str]:
                          f"field, e.g. {{\"reward\": \"correct\"}}", field="fields")
     out = {}
     for key, value in fields.items():
-        if key not in NATIVE:
-            raise InputError(f"fields names {key!r}; the names it maps are {', '.join(CANONICAL)}", field="fields")
+        if key not in NATIVE and key not in OPTIONS:
+            raise InputError(f"fields names {key!r}; the names it maps are {', '.join(CANONICAL)} (and cut_off: "
+                             f"finish reasons that mean a cut-off)", field="fields")
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"fields[{key!r}] is {value!r}; give the name of your field as a string (a dotted "
                              f"path such as 'sampling.model' reaches into nested objects)", field="fields")
@@ -61,18 +74,46 @@ def candidates(name: str, fields: Mapping[str, str]) -> tuple[str, ...]:
     return (fields[name],) if name in fields else NATIVE[name]
 
 
+def cut_off_words(fields: Mapping[str, str]) -> frozenset[str]:
+    """CUT_OFF_WORDS plus the caller's own (`fields={"cut_off": "word, other"}`), casefolded."""
+    extra = fields.get("cut_off", "")
+    return CUT_OFF_WORDS | {w.strip().casefold() for w in extra.split(",") if w.strip()}
+
+
+def reason_kind(word: str, cut: frozenset[str]) -> bool | None | str:
+    """True: cut off; False: ended by itself; None: the tool does not know; the word itself: a word not known."""
+    w = word.strip().casefold()
+    if w in cut:
+        return True
+    if w in ENDED_WORDS:
+        return False
+    if w in UNSTATED_WORDS:
+        return None
+    return word
+
+
+def is_index(part: str) -> bool:
+    """A path part that indexes a list: 0, 1, ... or -1 for the last."""
+    return part.lstrip("-").isdigit() and part.count("-") <= 1 and not part.endswith("-")
+
+
 def get_path(row: dict[str, Any], path: str) -> Any:
     """row[path], or the nested value along a dotted path when no top-level key has that name (CSV and
-    flattened Parquet keep 'sampling.model' as one column name)."""
+    flattened Parquet keep 'sampling.model' as one column name). A numeric part indexes a list
+    (`traces.0.rewards.correct.score`; -1 is the last item)."""
     if path in row:
         return row[path]
     if "." not in path:
         return None
     value: Any = row
     for part in path.split("."):
-        if type(value) is not dict:
+        if type(value) is dict:
+            value = value.get(part)
+        elif type(value) is list and is_index(part):
+            i = int(part)
+            value = value[i] if -len(value) <= i < len(value) else None
+        else:
             return None
-        value = value.get(part)
     return value
 
 
@@ -137,3 +178,16 @@ def suggest(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: bool
     used = {head(v) for v in fields.values()}
     grades = [k for k in keys if isinstance(k, str) and k.casefold() in GRADE_NAMES and k not in used]
     return {**fields, "reward": grades[0]} if grades else {}
+
+
+def reason_notes(unknown: Mapping[str, int], fields: Mapping[str, str]) -> list[str]:
+    """A warning naming finish reasons that are not known words: those rows count as not saying whether they were
+    cut off (never as 'not cut off'), and the argument that reads a word as a cut-off."""
+    if not unknown:
+        return []
+    shown = ", ".join(f"{w!r} ({n} rows)" for w, n in sorted(unknown.items(), key=lambda kv: -kv[1])[:6])
+    word = max(unknown, key=unknown.get)
+    mapping = {**fields, "cut_off": ", ".join(filter(None, [fields.get("cut_off", ""), word]))}
+    inner = ", ".join(f'"{k}": "{v}"' for k, v in mapping.items())
+    return [f"finish reasons not known as a cut-off or a stop: {shown}; those rows count as not saying whether they "
+            f"were cut off. If {word!r} means the reply hit the token cap, pass fields={{{inner}}}"]

@@ -9,7 +9,8 @@ import numpy as np
 from . import defaults as D
 from .errors import InputError
 from .questions import MAX_K, groups
-from .rows import RowsLike, as_rows
+from .readers import as_rows
+from .rows import RowsLike
 from .stats import bootstrap_moments, tasks_needed, z_power
 from .verdicts import HoldoutSize, NextStep
 

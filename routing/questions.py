@@ -11,7 +11,8 @@ import numpy as np
 
 from . import defaults as D
 from .errors import InputError
-from .rows import NAME_LIMIT, GradedRows, RowsLike, as_rows, display_name
+from .readers import as_rows
+from .rows import NAME_LIMIT, GradedRows, RowsLike, display_name
 from .forecast import rollout_advice, signal, table_moments
 from .stats import bootstrap_ci, pass_at_k_per_group
 from .table import Table, table_of

@@ -1,31 +1,22 @@
-"""Graded rows in, columns out.
+"""Graded rows: one numpy column per field the router reads (task, reward, truncation, sampler, arm, tokens).
 
-Every routing function works on `GradedRows`: one numpy column per field the router reads (task, reward,
-truncation, sampler, arm, tokens), built once at the edge from a list of dicts or a file, with the field
-names resolved by the row-field contract (`fields.py`). Files go through the columnar reader (pyarrow)
-where it can take them, else through the careful reader, which names the line and field of a bad value.
+Built once at the edge by the readers (`readers/`: a list of dicts, a file, a run folder of an eval tool), with
+the field names resolved by the row-field contract (`fields.py`); every question reads the table built from
+them (`table.py`). Nothing here reads a file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from . import fields as F
-from .builder import ColumnBuilder
-from .careful import CHUNK_ROWS, Progress, _open_bytes, read_careful
-from .errors import InputError
-from .paths import expand_user_path
 
-TASK_FIELDS = F.NATIVE["task_id"]  # first present wins (DESIGN.md)
-FORMATS = ("jsonl", "json", "csv", "parquet")
-__all__ = ["GradedRows", "RowsLike", "as_rows", "read_rows", "display_name", "make_rows", "CHUNK_ROWS", "NAME_LIMIT"]
+__all__ = ["GradedRows", "RowsLike", "display_name", "make_rows", "concat", "with_model", "NAME_LIMIT"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +41,8 @@ class GradedRows:
     fields: dict[str, str] = field(default_factory=dict)  # the caller's mapping these rows were read with
     notes: list[str] = field(default_factory=list)  # grades / samplers carried under names not read
     suggested_fields: dict[str, str] = field(default_factory=dict)  # the `fields` that would read a grade found
+    read_from: str | list[str] | None = None  # the rows_path that reads these rows again (a file, folder or list)
+    formats: list[str] = field(default_factory=list)  # the formats the rows were read as ("verifiers 0.3", ...)
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
 
     def __len__(self) -> int:
@@ -90,7 +83,8 @@ class GradedRows:
             truncated=self.truncated[mask], stated=self.stated[mask], model=self.model[mask],
             model_names=self.model_names, max_tokens=self.max_tokens[mask], nan_reward=self.nan_reward[mask],
             has_pairs=self.has_pairs, lines=pick(self.lines), source=self.source, arm=pick(self.arm),
-            arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes)
+            arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
+            read_from=self.read_from, formats=self.formats)
 
 
 RowsLike = GradedRows | Sequence[dict[str, Any]]
@@ -109,9 +103,10 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
               stated: np.ndarray, model: np.ndarray, model_names: list[str], arm: np.ndarray,
               arm_names: list[str], tokens: np.ndarray, max_tokens: np.ndarray, nan_reward: np.ndarray, has_pairs: bool,
               lines: np.ndarray | None, source: str | None, fields: Mapping[str, str], keys: list[str],
-              reward_read: bool) -> GradedRows:
+              reward_read: bool, unknown_reasons: Mapping[str, int] | None = None) -> GradedRows:
     """GradedRows from finished columns (both readers end here), with the notes on fields not read."""
     notes = F.field_notes(keys, fields, reward_read=reward_read, model_read=bool((model >= 0).any())) if keys else []
+    notes += F.reason_notes(unknown_reasons or {}, fields)
     return GradedRows(
         task=task, task_names=task_names, reward=reward, truncated=truncated, stated=stated,
         model=model, model_names=model_names, max_tokens=max_tokens, nan_reward=nan_reward,
@@ -120,84 +115,46 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
         suggested_fields=F.suggest(keys, fields, reward_read=reward_read))
 
 
-def as_rows(rows: RowsLike | None, *, what: str = "rows", fields: Mapping[str, str] | None = None) -> GradedRows:
-    """Accept a list of row dicts or an already-read `GradedRows`."""
-    if isinstance(rows, GradedRows):
-        if fields and F.check_fields(fields) != rows.fields:
-            raise InputError(f"{what} were read with fields={rows.fields}; pass fields to read_rows, not here",
-                             field="fields")
+def _recode(codes: np.ndarray, names: list[str], index: dict[str, int]) -> np.ndarray:
+    """Codes into `names` -> codes into the shared `index` (grown as new names appear); -1 stays -1."""
+    remap = np.array([index.setdefault(n, len(index)) for n in names] + [-1], dtype=np.int32)
+    return remap[codes]  # code -1 picks the appended -1
+
+
+def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[str]) -> GradedRows:
+    """Rows read from several files as one set: tasks, models and arms with the same name are the same (lm-eval's
+    seeded runs of one task are rollouts of the same docs). Line numbers are dropped: they would name no file."""
+    if len(parts) == 1:
+        return replace(parts[0], read_from=read_from, _tables={})
+    tasks: dict[str, int] = {}
+    models: dict[str, int] = {}
+    arms: dict[str, int] = {}
+    cols = [(_recode(p.task, p.task_names, tasks), _recode(p.model, p.model_names, models),
+             _recode(p.arms, p.arm_names, arms)) for p in parts]
+    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+    tokens = [p.tokens if p.tokens is not None else np.full(len(p), np.nan) for p in parts]
+    any_tokens = any(p.tokens is not None for p in parts)
+    return GradedRows(
+        task=np.concatenate([c[0] for c in cols]), task_names=list(tasks), reward=cat("reward"),
+        truncated=cat("truncated"), stated=cat("stated"), model=np.concatenate([c[1] for c in cols]),
+        model_names=list(models), max_tokens=cat("max_tokens"), nan_reward=cat("nan_reward"),
+        has_pairs=any(p.has_pairs for p in parts), lines=None, source=source,
+        arm=np.concatenate([c[2] for c in cols]) if arms else None, arm_names=list(arms),
+        tokens=np.concatenate(tokens) if any_tokens else None, fields=parts[0].fields,
+        notes=list(dict.fromkeys(n for p in parts for n in p.notes)),
+        suggested_fields=parts[0].suggested_fields, read_from=read_from,
+        formats=list(dict.fromkeys(f for p in parts for f in p.formats)))
+
+
+def with_model(rows: GradedRows, name: str) -> GradedRows:
+    """The rows, with `name` as the sampler of every row that names none (an eval tool's sidecar names the model
+    once for the whole run)."""
+    unnamed = rows.model < 0
+    if not unnamed.any():
         return rows
-    if rows is None:
-        raise InputError(f"no {what} given: pass a list of graded rows or read a file with read_rows(path)",
-                         field=what)
-    if isinstance(rows, (str, bytes, os.PathLike)):
-        raise InputError(f"{what} is a path, not rows: call read_rows({str(rows)!r}) first", field=what)
-    if isinstance(rows, Mapping):
-        raise InputError(f"{what} is one object, not a list of rows: wrap it in a list", field=what)
-    builder = ColumnBuilder(source=None, fields=fields)
-    builder.add(list(rows))
-    return builder.finish()
-
-
-def read_rows(path: str | os.PathLike[str] | Sequence[dict[str, Any]], *, fields: Mapping[str, str] | None = None,
-              format: str | None = None, max_rows: int | None = None, max_bytes: int | None = None,
-              progress: Progress | None = None, argument: str = "path") -> GradedRows:
-    """Read graded rows from JSONL (optionally .gz), a JSON array, CSV, or Parquet, or take a list of row dicts.
-
-    `fields` maps canonical names (task_id, reward, truncated, model, arm, tokens) to yours, e.g.
-    {"reward": "correct", "model": "sampling.model"}. `max_rows` and `max_bytes` cap what is read; going past
-    either is an InputError that names the cap. `progress(done_bytes, total_bytes)` is called as it reads.
-    `argument` names `path` in errors.
-    """
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        if isinstance(path, GradedRows):
-            return as_rows(path, fields=fields)
-        if max_rows is not None and isinstance(path, Sequence) and len(path) > max_rows:
-            raise InputError(f"more than {max_rows:,} rows; raise the cap with --max-rows (or "
-                             f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")
-        return as_rows(path, fields=fields)  # type: ignore[arg-type]
-    p = expand_user_path(path, argument)
-    if not p.exists():
-        raise InputError(f"{p}: no such file; check the path (relative paths are read from {Path.cwd()})",
-                         field="rows_path")
-    if p.is_dir():
-        raise InputError(f"{p} is a folder, not a file of rows: name the .jsonl/.json/.csv file inside it",
-                         field="rows_path")
-    if not p.is_file():  # a pipe blocks the read forever; a device (/dev/zero) never ends
-        raise InputError(f"{p} is not a regular file (a pipe, socket or device); save the rows to a file and "
-                         f"pass its path", field="rows_path")
-    size = p.stat().st_size
-    if max_bytes is not None and size > max_bytes:
-        raise InputError(f"{p} is {size:,} bytes, over the cap of {max_bytes:,} bytes; raise it with the "
-                         f"server option --max-bytes (or PICK_A_METHOD_MAX_BYTES), or split the file",
-                         field="rows_path")
-    fmt = format or _guess_format(p)
-    if fmt not in FORMATS:
-        raise InputError(f"{p}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}", field="format")
-    builder = ColumnBuilder(source=str(p), max_rows=max_rows, fields=fields)  # checks `fields` first
-    from .columnar import read_columnar
-
-    fast = read_columnar(p, fmt, builder, size=size, progress=progress)
-    if fast is not None:
-        return fast
-    read_careful(p, fmt, builder, size=size, progress=progress, max_bytes=max_bytes)
-    return builder.finish()
-
-
-def _guess_format(p: Path) -> str:
-    name = p.name.lower()
-    for suffix in (".gz",):
-        name = name.removesuffix(suffix)
-    for ext, fmt in ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".csv", "csv"),
-                     (".parquet", "parquet"), (".pq", "parquet")):
-        if name.endswith(ext):
-            return fmt
-    # Unknown extension: sniff the first non-blank byte.
-    with _open_bytes(p) as f:
-        head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head[:1] == b"[":
-        return "json"
-    if head[:1] == b"{":
-        return "jsonl"
-    raise InputError(f"{p}: cannot tell the format from the name or the first bytes; name the file .jsonl, "
-                     f".json, .csv or .parquet, or pass format=", field="format")
+    names = list(rows.model_names)
+    code = names.index(name) if name in names else len(names)
+    if code == len(names):
+        names.append(name)
+    return replace(rows, model=np.where(unnamed, np.int32(code), rows.model).astype(np.int32), model_names=names,
+                   notes=[n for n in rows.notes if "names its sampler" not in n], _tables={})

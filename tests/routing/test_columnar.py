@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from pick_a_method import routing
-from pick_a_method.routing import InputError, columnar, read_rows
-from pick_a_method.routing.builder import ColumnBuilder
-from pick_a_method.routing.careful import read_careful
+from pick_a_method.routing import InputError, read_rows
+from pick_a_method.routing.readers import columnar
+from pick_a_method.routing.readers.builder import ColumnBuilder
+from pick_a_method.routing.readers.plain import read_careful
 
 from rowkit import rows_from_passes
 

@@ -113,7 +113,7 @@ def test_sdk_format_rows_are_read_natively(request, fast):
 @pytest.fixture
 def columnar_always(monkeypatch):
     """The example files are small: make the columnar reader take them anyway."""
-    from pick_a_method.routing import columnar
+    from pick_a_method.routing.readers import columnar
 
     monkeypatch.setattr(columnar, "SMALL_BYTES", 0)
     return columnar

@@ -140,7 +140,7 @@ def test_progress_is_reported_and_rises(tmp_path):
 
 
 def test_chunks_share_task_codes(tmp_path):
-    rows = [{"task_id": f"t{i % 7}", "reward": float(i % 2)} for i in range(routing.rows.CHUNK_ROWS + 100)]
+    rows = [{"task_id": f"t{i % 7}", "reward": float(i % 2)} for i in range(routing.readers.CHUNK_ROWS + 100)]
     path = tmp_path / "rows.jsonl"
     path.write_text(jsonl(rows))
     got = read_rows(path)

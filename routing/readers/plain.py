@@ -1,4 +1,4 @@
-"""The careful file readers: JSONL (and .gz), JSON arrays, CSV and Parquet, row dicts chunk by chunk.
+"""The plain formats, read carefully: JSONL (and .gz), JSON arrays, CSV and Parquet, row dicts chunk by chunk.
 
 Slower than the columnar reader (`columnar.py`) but it names the line and field of every bad value, reads
 odd files (blank lines, a byte-order mark, CRLF, gzip) and stops at the byte cap as it reads. `read_rows`
@@ -18,15 +18,15 @@ from typing import Any
 
 import orjson
 
-from . import fields as F
+from .. import fields as F
+from ..errors import InputError
 from .builder import ColumnBuilder
-from .errors import InputError
 
 CHUNK_ROWS = 65_536
 Progress = Callable[[int, int], None]  # (done, total) in bytes
 
 
-def _open_bytes(p: Path) -> io.BufferedIOBase:
+def open_bytes(p: Path) -> io.BufferedIOBase:
     f = open(p, "rb")
     if f.read(2) == b"\x1f\x8b":  # gzip magic, whatever the extension says
         f.seek(0)
@@ -211,7 +211,7 @@ def read_careful(p: Path, fmt: str, builder: ColumnBuilder, *, size: int, progre
         _read_parquet(p, builder)
         return
     try:
-        with _open_bytes(p) as raw:
+        with open_bytes(p) as raw:
             counted = _CountingReader(raw, total=size, progress=progress, max_bytes=max_bytes, path=p)
             if fmt == "jsonl":
                 _read_jsonl(counted, builder)

@@ -1,7 +1,7 @@
 """Row dicts -> columns, chunk by chunk: the careful path, which names the row and field of every bad value.
 
-Used for rows passed inline, for JSON arrays and .gz files, and whenever the columnar reader
-(`columnar.py`) meets a file it cannot take as a table; both end in `make_rows`.
+Every reader that yields row dicts ends here (rows passed inline, JSON arrays, .gz files, the eval tools' logs,
+and whatever the columnar reader (`columnar.py`) cannot take as a table); both end in `rows.make_rows`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from . import fields as F
-from .errors import InputError
+from .. import fields as F
+from ..errors import InputError
 
 # Values a `truncated` cell may hold; CSV gives strings.
 TRUNCATED_WORDS = {True: True, False: False, None: None, "": None, "true": True, "false": False, "True": True,
                    "False": False, "TRUE": True, "FALSE": False, "1": True, "0": False, "yes": True, "no": False}
 BOOL_WORDS = {"true": 1.0, "false": 0.0}
+# inspect-ai's grade letters (CORRECT, INCORRECT, PARTIAL, NOANSWER), as its own value_to_float reads them.
+GRADE_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
 
 def show(v: Any) -> str:
@@ -94,6 +96,9 @@ class ColumnBuilder:
         self.has_pairs = False
         self.reward_read = False
         self.keys: dict[str, None] = {}  # every top-level key seen, in first-seen order
+        self.cut_words = F.cut_off_words(self.fields)
+        self.reasons_cache: dict[str, Any] = {}
+        self.unknown_reasons: dict[str, int] = {}  # finish reasons not known, and how many rows gave each
 
     def where(self, i: int, lines: Sequence[int] | None) -> str:
         if lines is not None:
@@ -186,18 +191,21 @@ class ColumnBuilder:
             s = v.strip()
             if s.lower() in BOOL_WORDS:
                 return BOOL_WORDS[s.lower()]
+            if s in GRADE_LETTERS:
+                return GRADE_LETTERS[s]
             try:
                 return float(s)
             except ValueError:
                 pass
         raise InputError(f"{self.where(i, lines)}: {key} is {type(v).__name__} {show(v)}; a reward must be "
-                         f"a number (true/false count as 1/0, null means not graded)", row=self.n + i, field=key)
+                         f"a number (true/false count as 1/0, C/I/P/N as 1/0/0.5/0, null means not graded)", row=self.n + i, field=key)
 
     def _truncation(self, rows: list[dict[str, Any]], lines: Sequence[int] | None,
                     present: set[str]) -> tuple[np.ndarray, np.ndarray]:
-        key = self.names["truncated"][0]
-        flags = column(rows, key) if F.head(key) in present else [None] * len(rows)
-        finish = column(rows, F.FINISH_REASON) if F.FINISH_REASON in present else [None]
+        """Cut off or not, from a `truncated` flag and from the finish reason, in every API's words (fields.py)."""
+        keys = self.names["truncated"]
+        flags, source = coalesce(rows, keys, present)
+        finish, _ = coalesce(rows, F.FINISH_REASONS, present)
         kinds = set(map(type, flags))
         if kinds <= {bool}:  # the common case, at C speed
             truncated, stated = np.array(flags, dtype=bool), np.ones(len(flags), dtype=bool)
@@ -211,18 +219,31 @@ class ColumnBuilder:
                     v = get(t, "?")
                 except TypeError:  # unhashable
                     v = "?"
-                if v == "?" and key != "truncated" and isinstance(t, str):
-                    v = t == "length"  # a mapped field that holds finish reasons
+                key = keys[source[i]] if source[i] >= 0 else keys[0]
+                if v == "?" and key not in F.NATIVE["truncated"] and isinstance(t, str):
+                    v = self._reason(t)  # a mapped field that holds finish reasons
                 if v == "?":
                     raise InputError(f"{self.where(i, lines)}: {key} is {show(t)}; use true or false "
                                      f"(or give finish_reason)", row=self.n + i, field=key)
                 values.append(v)
             truncated = np.array([v is True for v in values], dtype=bool)
-            stated = np.array([v is not None for v in values], dtype=bool)
+            stated = np.array([v is True or v is False for v in values], dtype=bool)
         if not set(map(type, finish)) <= {type(None)}:
-            truncated |= np.array([f == "length" for f in finish], dtype=bool)
-            stated |= np.array([f is not None for f in finish], dtype=bool)
+            reasons = [self._reason(f) if isinstance(f, str) else None for f in finish]
+            truncated |= np.array([r is True for r in reasons], dtype=bool)
+            stated |= np.array([r is True or r is False for r in reasons], dtype=bool)
         return truncated, stated
+
+    def _reason(self, word: str) -> bool | None:
+        """A finish reason read: True cut off, False not, None unknown (a word not known is counted, never read as
+        'not cut off')."""
+        kind = self.reasons_cache.get(word, "?")
+        if kind == "?":
+            kind = self.reasons_cache[word] = F.reason_kind(word, self.cut_words)
+        if isinstance(kind, str):
+            self.unknown_reasons[kind] = self.unknown_reasons.get(kind, 0) + 1
+            return None
+        return kind
 
     def _models(self, rows: list[dict[str, Any]], lines: Sequence[int] | None, present: set[str]) -> np.ndarray:
         keys = self.names["model"]
@@ -287,7 +308,7 @@ class ColumnBuilder:
         return self._each_number(raw, lines, lambda i: "max_tokens", "the token budget")
 
     def finish(self) -> Any:
-        from .rows import make_rows
+        from ..rows import make_rows
 
         def cat(key: str, dtype: Any) -> np.ndarray:
             parts = self.parts[key]
@@ -301,4 +322,5 @@ class ColumnBuilder:
             arm=cat("arm", np.int32), arm_names=[a for a in self.arm_index if a is not None],
             tokens=cat("tokens", np.float64), max_tokens=cat("max_tokens", np.float64), nan_reward=cat("nan", bool),
             has_pairs=self.has_pairs, lines=cat("lines", np.int64) if self.parts["lines"] else None,
-            source=self.source, fields=self.fields, keys=list(self.keys), reward_read=self.reward_read)
+            source=self.source, fields=self.fields, keys=list(self.keys), reward_read=self.reward_read,
+            unknown_reasons=self.unknown_reasons)

@@ -14,13 +14,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import fields as F
+from .. import fields as F
+from ..errors import Unsupported
 from .builder import ColumnBuilder
-from .errors import Unsupported
 
 
 def _get(table: Any, path: str) -> Any:
-    """The column at `path` (a top-level name first, then a dotted path into struct columns), or None."""
+    """The column at `path` (a top-level name first, then a dotted path into struct columns; a numeric part
+    indexes a list column, -1 the last item), or None."""
     if path in table.column_names:
         return table.column(path)  # chunked as parsed: every use below takes chunks, so nothing is copied
     if "." not in path:
@@ -32,10 +33,31 @@ def _get(table: Any, path: str) -> Any:
                 return None
             col = table.column(part)
             continue
-        if not pa.types.is_struct(col.type) or col.type.get_field_index(part) < 0:
+        if pa.types.is_struct(col.type):
+            if col.type.get_field_index(part) < 0:
+                return None
+            col = pc.struct_field(col, part)
+        elif (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and F.is_index(part):
+            col = _list_item(col, int(part))
+        else:
             return None
-        col = pc.struct_field(col, part)
     return col
+
+
+def _list_item(col: Any, index: int) -> Any:
+    """Item `index` of each list (null where a list is null or too short); a negative index counts from the end."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    out = []
+    for chunk in chunks:
+        lengths = pc.fill_null(pc.list_value_length(chunk), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        starts = chunk.offsets.to_numpy()[:-1].astype(np.int64)  # into chunk.values, the unsliced items
+        at = starts + (index if index >= 0 else lengths + index)
+        ok = (lengths > (index if index >= 0 else -index - 1)) & chunk.is_valid().to_numpy(zero_copy_only=False)
+        values = chunk.values
+        picked = values.take(pa.array(np.where(ok, at, 0), mask=~ok)) if len(values) else pa.nulls(len(chunk),
+                                                                                                   chunk.type.value_type)
+        out.append(picked)
+    return pa.chunked_array(out, type=col.type.value_type)
 
 
 def is_text(t: Any) -> bool:
@@ -124,7 +146,7 @@ class Columns:
         reward = _numbers(reward_col)
         put("reward", reward)
         put("nan", np.isnan(reward) & reward_col.is_valid().to_numpy(zero_copy_only=False))
-        truncated, stated = _truncation(table, names["truncated"][0], n)
+        truncated, stated = _truncation(table, names["truncated"], n, builder.cut_words)
         put("truncated", truncated)
         put("stated", stated)
         model_cols = [c for c in (_get(table, m) for m in names["model"]) if c is not None]
@@ -141,7 +163,7 @@ class Columns:
             self.has_pairs = bool(pc.any(both).as_py())
 
     def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
-        from .rows import make_rows
+        from ..rows import make_rows
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
         cat = {}
@@ -166,26 +188,45 @@ class Columns:
                          keys=list(builder.keys), reward_read=True)
 
 
-def _truncation(table: Any, name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-    col = _get(table, name)
+def _truncation(table: Any, names: tuple[str, ...], n: int, cut_words: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
     truncated, stated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    if col is not None and not pa.types.is_null(col.type):
-        if pa.types.is_integer(col.type):
-            values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
-            if not np.isin(values, (0, 1)).all():
-                raise Unsupported("a truncated flag that is not 0/1")
-            col = col.cast(pa.bool_())
-        if not pa.types.is_boolean(col.type):
-            raise Unsupported(f"a {col.type} truncated flag")
-        truncated = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
-        stated = col.is_valid().to_numpy(zero_copy_only=False)
-    finish = _get(table, F.FINISH_REASON)
-    if finish is not None and not pa.types.is_null(finish.type):
+    for name in reversed(names):  # fill from the last, overwrite by the first present
+        col = _get(table, name)
+        if col is None or pa.types.is_null(col.type):
+            continue
+        if name not in F.NATIVE["truncated"] and is_text(col.type):
+            cut, said = _reasons(col, cut_words)  # a mapped field holding finish reasons
+        else:
+            if pa.types.is_integer(col.type):
+                values = pc.fill_null(col, 0).to_numpy(zero_copy_only=False)
+                if not np.isin(values, (0, 1)).all():
+                    raise Unsupported("a truncated flag that is not 0/1")
+                col = col.cast(pa.bool_())
+            if not pa.types.is_boolean(col.type):
+                raise Unsupported(f"a {col.type} truncated flag")
+            cut = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
+            said = col.is_valid().to_numpy(zero_copy_only=False)
+        truncated, stated = np.where(said, cut, truncated), stated | said
+    for name in F.FINISH_REASONS:
+        finish = _get(table, name)
+        if finish is None or pa.types.is_null(finish.type):
+            continue
         if not is_text(finish.type):
             raise Unsupported("a finish_reason that is not text")
-        truncated = truncated | pc.fill_null(pc.equal(finish, "length"), False).to_numpy(zero_copy_only=False)
-        stated = stated | finish.is_valid().to_numpy(zero_copy_only=False)
+        cut, said = _reasons(finish, cut_words)
+        truncated, stated = truncated | cut, stated | said
     return truncated, stated
+
+
+def _reasons(col: Any, cut_words: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(cut off, stated) from finish-reason words; a word not known is the careful reader's to count and name."""
+    words = pc.utf8_lower(pc.utf8_trim_whitespace(col))
+    known = pa.array(sorted(cut_words | F.ENDED_WORDS | F.UNSTATED_WORDS))
+    if not pc.all(pc.or_kleene(pc.is_in(words, value_set=known), pc.is_null(words))).as_py() in (True, None):
+        raise Unsupported("a finish reason not known")
+    cut = pc.fill_null(pc.is_in(words, value_set=pa.array(sorted(cut_words))), False).to_numpy(zero_copy_only=False)
+    ended = pc.fill_null(pc.is_in(words, value_set=pa.array(sorted(F.ENDED_WORDS))), False)
+    return cut, cut | ended.to_numpy(zero_copy_only=False)
 
 
 def _first_number(table: Any, names: tuple[str, ...], n: int) -> np.ndarray | None:

@@ -23,7 +23,8 @@ from .forecast import advice_prior, confidence_fields, cost_estimate, signal, ta
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
 from .identity import model_params_b
 from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
-from .rows import GradedRows, RowsLike, as_rows
+from .readers import as_rows
+from .rows import GradedRows, RowsLike
 from .table import table_of
 from .verdicts import NextStep, Route, TraceStep
 

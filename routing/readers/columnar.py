@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import fields as F
+from .. import fields as F
+from ..errors import InputError, Unsupported
 from .builder import ColumnBuilder
-from .careful import Progress
-from .errors import InputError, Unsupported
+from .plain import Progress
 
 if TYPE_CHECKING:  # imported inside the functions, after pyarrow has loaded
     from .arrow_columns import Columns
@@ -120,7 +120,7 @@ class _Cap(Exception):
 def _wanted(builder: ColumnBuilder) -> set[str]:
     """Top-level columns the router reads; everything else (messages, final text) is dropped as it is read."""
     heads = {h for names in builder.names.values() for k in names for h in (k, F.head(k))}
-    return heads | {F.FINISH_REASON, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
+    return heads | {*F.FINISH_REASONS, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
 
 
 def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:

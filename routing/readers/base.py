@@ -1,0 +1,170 @@
+"""What every reader shares: the probe a format is recognised by, the format's spec, and the plain-file read.
+
+A format is recognised from the file itself (its first row's fields, its JSON head, its zip members), never from
+its name alone. Each reader module defines one or more `Format`s; `registry.py` lists them in detection order.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import fields as F
+from ..errors import InputError
+from ..rows import GradedRows
+from .builder import ColumnBuilder
+from .plain import Progress, open_bytes, read_careful
+
+HEAD_BYTES = 1 << 16  # what detection reads of a file
+
+
+@dataclass(frozen=True)
+class ReadArgs:
+    """The caller's options, the same for every file of one read."""
+
+    fields: Mapping[str, str] = field(default_factory=dict)  # checked by fields.check_fields
+    max_rows: int | None = None
+    max_bytes: int | None = None
+    progress: Progress | None = None
+    argument: str = "rows_path"
+    format: str | None = None  # a plain format named by the caller: jsonl, json, csv or parquet
+
+
+@dataclass
+class Probe:
+    """What detection looks at: the head of a file, its first JSON row where it has one, its zip members."""
+
+    path: Path
+    head: bytes
+    first: dict[str, Any] | None = None  # the first line parsed, where it is one JSON object
+    zip_names: list[str] | None = None  # members, where the file is a zip archive
+
+    @classmethod
+    def of(cls, path: Path) -> Probe:
+        if zipfile.is_zipfile(path):
+            try:
+                with zipfile.ZipFile(path) as z:
+                    return cls(path, b"", zip_names=z.namelist())
+            except (zipfile.BadZipFile, OSError):
+                return cls(path, b"")
+        try:
+            with open_bytes(path) as f:
+                head = f.read(HEAD_BYTES)
+        except (OSError, EOFError):
+            head = b""
+        probe = cls(path, head)
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text[:1] == b"{":
+            line = text.split(b"\n", 1)[0].strip()
+            try:
+                doc = orjson.loads(line)
+                probe.first = doc if isinstance(doc, dict) else None
+            except orjson.JSONDecodeError:
+                pass
+        return probe
+
+    def has(self, *keys: str) -> bool:
+        """The first row has every one of `keys` (a dotted key reaches in; a numeric part indexes a list)."""
+        return self.first is not None and all(F.get_path(self.first, k) is not None or k in self.first for k in keys)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format: how to recognise it and how to read it into GradedRows.
+
+    name     what verdicts call it ("verifiers 0.3 results")
+    tool     the tool and command that write it, and the versions it was checked on (the README's table)
+    sniff    True when a probe is this format (from the content)
+    read     (path, probe, args) -> GradedRows
+    sidecar  True for a file this format reads beside its rows (metadata.json): in a folder, not read as rows
+    keys     a row's telltale fields, to name the closest format when a file reads as none
+    """
+
+    name: str
+    tool: str
+    sniff: Callable[[Probe], bool]
+    read: Callable[[Path, Probe, ReadArgs], GradedRows]
+    sidecar: Callable[[Probe], bool] = lambda probe: False
+    keys: tuple[str, ...] = ()
+
+
+def merged(own: Mapping[str, str], args: ReadArgs) -> dict[str, str]:
+    """A format's field mapping under the caller's: what the caller names wins."""
+    return {**own, **args.fields}
+
+
+def read_plain(p: Path, fmt: str, args: ReadArgs, fields: Mapping[str, str] | None = None) -> GradedRows:
+    """A JSONL / JSON / CSV / Parquet file of rows: the columnar reader where it takes the file, else the careful one."""
+    size = p.stat().st_size
+    builder = ColumnBuilder(source=str(p), max_rows=args.max_rows, fields=args.fields if fields is None else fields)
+    from .columnar import read_columnar
+
+    fast = read_columnar(p, fmt, builder, size=size, progress=args.progress)
+    if fast is not None:
+        return fast
+    read_careful(p, fmt, builder, size=size, progress=args.progress, max_bytes=args.max_bytes)
+    return builder.finish()
+
+
+def read_dicts(chunks: Any, source: str, args: ReadArgs, fields: Mapping[str, str]) -> GradedRows:
+    """Rows a reader made itself (an inspect log's samples, lm-eval's rows of one filter), chunk by chunk."""
+    builder = ColumnBuilder(source=source, max_rows=args.max_rows, fields=fields)
+    for chunk in chunks:
+        builder.add(chunk)
+    return builder.finish()
+
+
+def load_json(p: Path, what: str) -> Any:
+    """A small JSON sidecar (metadata.json, results_*.json), or None when it is not there or not JSON."""
+    try:
+        if p.stat().st_size > 64 << 20:
+            return None
+        return orjson.loads(p.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def close(a: float | None, b: float | None, tol: float = 1e-6) -> bool:
+    return a is None or b is None or abs(a - b) <= tol
+
+
+def graded_mean(rows: GradedRows) -> float | None:
+    import numpy as np
+
+    graded = rows.reward[~np.isnan(rows.reward)]
+    return float(graded.mean()) if len(graded) else None
+
+
+def disagreement(tool: str, what: str, theirs: float | None, ours: float | None) -> list[str]:
+    """A note when the tool's own summary of the run disagrees with the rows read."""
+    if close(theirs, ours):
+        return []
+    return [f"{tool}'s own summary gives {what} {theirs:.4g}, the rows read give {ours:.4g}: check that every file of "
+            f"the run was given (and only that run's files)"]
+
+
+def scorer_note(kind: str, names: list[str], picked: str, path: Callable[[str], str],
+                fields: Mapping[str, str]) -> list[str]:
+    """Several scorers (metrics) in the rows: say which was read and the argument that reads each other one."""
+    others = [n for n in names if n != picked]
+    if not others:
+        return []
+    how = "; ".join(f"{F.argument('reward', path(n), fields)} reads {n}" for n in others[:4])
+    return [f"the rows carry {len(names)} {kind}s ({', '.join(names[:8])}); read {picked!r} as the reward. {how}"]
+
+
+def under(p: Path, root: Path) -> bool:
+    try:
+        return os.path.commonpath([p, root]) == str(root)
+    except ValueError:
+        return False
+
+
+def refuse(p: Path, message: str, argument: str) -> InputError:
+    return InputError(f"{p}: {message}", field=argument)

@@ -1,0 +1,148 @@
+"""inspect-ai logs: the `.eval` file (a zip: header.json, samples/<id>_epoch_<n>.json) read with the standard
+library's zipfile, and the JSON that `inspect log dump` writes (the whole log, samples under `samples`).
+
+A sample is one rollout: `id` is the task, `epoch` the rollout; the grade is `scores.<scorer>.value` (C/I/P/N
+read as 1/0/0.5/0, or a number); `output.stop_reason` says whether it was cut off (`max_tokens`, `model_length`);
+the model is `output.model`, else the header's `eval.model` (with its provider prefix, `vllm/...`).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+from ..rows import GradedRows, with_model
+from .base import Format, Probe, ReadArgs, disagreement, graded_mean, merged, read_dicts, scorer_note
+
+CHUNK = 2048  # samples parsed and handed on at a time
+
+
+def _fields(scorer: str | None) -> dict[str, str]:
+    out = {"task_id": "id", "truncated": "output.stop_reason", "model": "output.model",
+           "tokens": "output.usage.output_tokens"}
+    if scorer is not None:
+        out["reward"] = f"scores.{scorer}.value"
+    return out
+
+
+def _scorers(header: dict[str, Any], first: dict[str, Any] | None) -> list[str]:
+    """Scorer names: the header's results (in the task's order), else the first sample's scores."""
+    names = [s.get("name") for s in ((header.get("results") or {}).get("scores") or []) if isinstance(s, dict)]
+    names = [n for n in names if isinstance(n, str)]
+    if not names and first and isinstance(first.get("scores"), dict):
+        names = list(first["scores"])
+    return list(dict.fromkeys(names))
+
+
+def _accuracy(header: dict[str, Any], scorer: str) -> float | None:
+    for s in (header.get("results") or {}).get("scores") or []:
+        if isinstance(s, dict) and s.get("name") == scorer:
+            value = ((s.get("metrics") or {}).get("accuracy") or {}).get("value")
+            return float(value) if isinstance(value, (int, float)) else None
+    return None
+
+
+def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: ReadArgs, name: str) -> GradedRows:
+    model = (header.get("eval") or {}).get("model")
+    if isinstance(model, str) and model:
+        rows = with_model(rows, model)
+    reward = args.fields.get("reward")
+    picked = reward.split(".")[1] if reward and reward.startswith("scores.") and reward.count(".") >= 2 else (
+        scorers[0] if scorers and not reward else None)
+    notes = []
+    if picked is not None and not reward:
+        notes += scorer_note("scorer", scorers, picked, lambda n: f"scores.{n}.value", args.fields)
+    if picked is not None:
+        notes += disagreement("inspect", f"{picked} accuracy", _accuracy(header, picked), graded_mean(rows))
+    rows.notes.extend(notes)
+    rows.formats.append(name)
+    return rows
+
+
+def _no_scores(p: Path, args: ReadArgs) -> InputError:
+    return InputError(f"{p}: an inspect-ai log whose samples carry no scores; score it (`inspect score {p.name}`) "
+                      f"or name the grade with fields={{\"reward\": \"scores.<scorer>.value\"}}", field="reward")
+
+
+# -- the .eval zip ------------------------------------------------------------------------------------------------
+
+def _sniff_eval(probe: Probe) -> bool:
+    names = probe.zip_names or []
+    return "header.json" in names or any(n.startswith("samples/") and n.endswith(".json") for n in names)
+
+
+def _samples(z: zipfile.ZipFile, names: list[str]) -> Iterator[list[dict[str, Any]]]:
+    chunk = []
+    for n in names:
+        chunk.append(orjson.loads(z.read(n)))
+        if len(chunk) >= CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
+    try:
+        with zipfile.ZipFile(p) as z:
+            names = z.namelist()
+            header = orjson.loads(z.read("header.json")) if "header.json" in names else {}
+            samples = sorted((n for n in names if n.startswith("samples/") and n.endswith(".json")))
+            first = orjson.loads(z.read(samples[0])) if samples else None
+            scorers = _scorers(header, first)
+            if not scorers and "reward" not in args.fields and samples:
+                raise _no_scores(p, args)
+            size = sum(z.getinfo(n).file_size for n in samples)
+            if args.max_bytes is not None and size > args.max_bytes:
+                raise InputError(f"{p}: {size:,} bytes of samples once unzipped, over the cap of {args.max_bytes:,}; "
+                                 f"raise it with --max-bytes (or PICK_A_METHOD_MAX_BYTES)", field=args.argument)
+            fields = merged(_fields(scorers[0] if scorers else None), args)
+            rows = read_dicts(_samples(z, samples), str(p), args, fields)
+    except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError) as e:
+        raise InputError(f"{p}: an inspect-ai .eval log that cannot be read ({e.__class__.__name__}); is it complete? "
+                         f"(an eval still running has no header yet)", field=args.argument) from None
+    return _finish(rows, header, scorers, args, "inspect-ai log (.eval)")
+
+
+# -- the `inspect log dump` JSON -------------------------------------------------------------------------------------
+
+def _sniff_dump(probe: Probe) -> bool:
+    head = probe.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head[:1] == b"{" and b'"eval"' in head and (b'"plan"' in head or b'"samples"' in head
+                                                         or b'"status"' in head)
+
+
+def _read_dump(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
+    if args.max_bytes is not None and p.stat().st_size > args.max_bytes:
+        raise InputError(f"{p} is over the cap of {args.max_bytes:,} bytes; raise it with --max-bytes",
+                         field=args.argument)
+    try:
+        doc = orjson.loads(p.read_bytes())
+    except orjson.JSONDecodeError as e:
+        raise InputError(f"{p} is not valid JSON ({e}); write it again with `inspect log dump LOG.eval > {p.name}`",
+                         field=args.argument) from None
+    samples = doc.get("samples") if isinstance(doc, dict) else None
+    if not isinstance(samples, list):
+        raise InputError(f"{p}: an inspect-ai log with no samples (was it written with --no-log-samples, or dumped "
+                         f"with a header only?); read the .eval file, or dump it again", field=args.argument)
+    header = {k: v for k, v in doc.items() if k != "samples"}
+    scorers = _scorers(header, samples[0] if samples and isinstance(samples[0], dict) else None)
+    if not scorers and "reward" not in args.fields and samples:
+        raise _no_scores(p, args)
+    fields = merged(_fields(scorers[0] if scorers else None), args)
+    rows = read_dicts((samples[i:i + CHUNK] for i in range(0, len(samples), CHUNK)), str(p), args, fields)
+    return _finish(rows, header, scorers, args, "inspect-ai log (inspect log dump JSON)")
+
+
+KEYS = ("id", "epoch", "scores", "output")
+FORMATS = (
+    Format(name="inspect-ai log (.eval)", tool="inspect-ai 0.3 (inspect eval --epochs N)", sniff=_sniff_eval,
+           read=_read_eval, keys=KEYS),
+    Format(name="inspect-ai log (JSON)", tool="inspect-ai 0.3 (inspect log dump LOG.eval)", sniff=_sniff_dump,
+           read=_read_dump, keys=KEYS),
+)

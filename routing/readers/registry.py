@@ -1,0 +1,149 @@
+"""The formats in detection order, the one function that tells a file's format, and the read of a path argument
+(a file, a run folder, a glob, or several of them) into one set of rows.
+
+To add a format: write its reader module (a `Format` with `sniff` and `read`, see base.py), put it in FORMATS
+above the plain formats, and add a fixture the real tool wrote under tests/fixtures/eval_tools/.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import InputError
+from ..paths import expand_user_path
+from ..rows import GradedRows, concat
+from . import inspect_ai, lm_eval, plain_formats, verifiers, verl
+from .base import Format, Probe, ReadArgs
+
+# Most specific first: each eval tool's format before the plain files its rows also are.
+FORMATS: tuple[Format, ...] = (
+    *inspect_ai.FORMATS, *verifiers.FORMATS, *lm_eval.FORMATS, *verl.FORMATS, *plain_formats.FORMATS)
+FOLDER_LIMIT = 10_000  # files looked at under one folder or glob
+
+
+def detect(probe: Probe) -> Format | None:
+    """The format of a file, from its content (the plain formats fall back on the extension)."""
+    return next((f for f in FORMATS if f.sniff(probe)), None)
+
+
+def closest(keys: Sequence[str]) -> str:
+    """' (closest known format: ...)' for a file that read as none: the format whose telltale fields it shares most."""
+    have = set(keys)
+    best = max((f for f in FORMATS if f.keys), key=lambda f: len(have & set(f.keys)), default=None)
+    if best is None or not have & set(best.keys):
+        return ""
+    missing = [k for k in best.keys if k not in have]
+    return (f" (closest known format: {best.name}, written by {best.tool}; it has "
+            f"{', '.join(sorted(have & set(best.keys)))} but not {', '.join(missing)})")
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _files(p: Path, argument: str) -> list[Path]:
+    """A folder's files, recursively, in name order, hidden ones skipped."""
+    out = []
+    for root, dirs, names in os.walk(p):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out += [Path(root) / n for n in sorted(names) if not n.startswith(".")]
+        if len(out) > FOLDER_LIMIT:
+            raise InputError(f"{p} holds more than {FOLDER_LIMIT:,} files; name the run folder or the files "
+                             f"themselves", field=argument)
+    return out
+
+
+def _check_file(p: Path, args: ReadArgs) -> None:
+    if not p.exists():
+        raise InputError(f"{p}: no such file; check the path (relative paths are read from {Path.cwd()})",
+                         field=args.argument)
+    if not p.is_file():  # a pipe blocks the read forever; a device (/dev/zero) never ends
+        raise InputError(f"{p} is not a regular file (a pipe, socket or device); save the rows to a file and "
+                         f"pass its path", field=args.argument)
+    size = p.stat().st_size
+    if args.max_bytes is not None and size > args.max_bytes:
+        raise InputError(f"{p} is {size:,} bytes, over the cap of {args.max_bytes:,} bytes; raise it with the "
+                         f"server option --max-bytes (or PICK_A_METHOD_MAX_BYTES), or split the file",
+                         field=args.argument)
+
+
+def _one(p: Path, args: ReadArgs) -> GradedRows:
+    _check_file(p, args)
+    probe = Probe.of(p)
+    fmt = plain_formats.named(args.format) if args.format else detect(probe)
+    if fmt is None:
+        if probe.zip_names is not None:
+            raise InputError(f"{p}: a zip archive that is not an inspect-ai .eval log (no header.json or "
+                             f"samples/ inside); unzip it and name the rows file", field=args.argument)
+        raise InputError(f"{p}: cannot tell the format from the content or the name; name the file .jsonl, .json, "
+                         f".csv or .parquet (an inspect-ai log is read as its .eval file or `inspect log dump` JSON)",
+                         field="format")
+    try:
+        rows = fmt.read(p, probe, args)
+    except InputError as e:
+        if e.field in ("task_id", "scenario_id", "prompt") and fmt in plain_formats.FORMATS and probe.first:
+            raise InputError(f"{e}{closest(list(probe.first))}", row=e.row, field=e.field) from None
+        raise
+    return rows
+
+
+def _gather(value: str | os.PathLike[str], args: ReadArgs) -> list[tuple[Path, Probe | None]]:
+    """The files one path argument names: the file itself, a folder's rows files, or a glob's matches."""
+    text = os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else value
+    p = expand_user_path(value, args.argument)
+    if not p.exists() and _is_glob(str(p)):
+        matches = sorted(glob.glob(str(p), recursive=True))[: FOLDER_LIMIT + 1]
+        if not matches:
+            raise InputError(f"{text}: the pattern matches no file; check it (relative paths are read from "
+                             f"{Path.cwd()})", field=args.argument)
+        found = []
+        for m in map(Path, matches):
+            found += _gather(m, args) if m.is_dir() else [(m, None)]
+        return found
+    if not p.is_dir():
+        return [(p, None)]
+    found, skipped = [], 0
+    for f in _files(p, args.argument):
+        if not f.is_file():
+            continue
+        probe = Probe.of(f)
+        fmt = detect(probe)
+        if fmt is None or any(g.sidecar(probe) for g in FORMATS) or not plain_formats.rows_like(fmt, probe):
+            skipped += 1
+            continue
+        found.append((f, probe))
+    if not found:
+        raise InputError(f"{p} is a folder with no rows file in it ({skipped} other files); name the rows file, or a "
+                         f"run folder of vf-eval, lm-eval (--log_samples), inspect or verl's rollout dumps",
+                         field=args.argument)
+    return found
+
+
+def read_paths(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], args: ReadArgs) -> GradedRows:
+    """Rows from a file, a run folder, a glob, or a list of them, read as one set."""
+    many = isinstance(value, (list, tuple))
+    values = list(value) if many else [value]
+    if many and not values:
+        raise InputError(f"{args.argument} is an empty list; name at least one rows file or folder",
+                         field=args.argument)
+    files = [f for v in values for f, _ in _gather(v, args)]
+    files = list(dict.fromkeys(files))  # a file named twice is read once
+    parts = []
+    total = 0
+    for f in files:
+        rows = _one(f, args)
+        total += len(rows)
+        if args.max_rows is not None and total > args.max_rows:
+            raise InputError(f"more than {args.max_rows:,} rows; raise the cap with --max-rows (or "
+                             f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")
+        parts.append(rows)
+    read_from: str | list[str] = (os.fsdecode(values[0]) if not many else [os.fsdecode(v) for v in values])
+    source = str(files[0]) if len(files) == 1 else (read_from if isinstance(read_from, str)
+                                                    else f"{len(files)} files")
+    if len(files) == 1 and not many and Path(os.fsdecode(values[0])).expanduser() == files[0]:
+        read_from = str(files[0])
+    out = concat(parts, source=source, read_from=read_from)
+    return out
