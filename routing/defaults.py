@@ -6,6 +6,10 @@ Change a number here, not at its point of use.
 # A row passes when reward >= PASS_THRESHOLD. The seed's question 1 reads `reward >= 1.0`, and binary
 # 0/1 graders are the common case (seed-pick-a-method.md, section 1).
 PASS_THRESHOLD = 1.0
+# Rewards reaching this or more run on another scale (judges score 0-10, rubrics 0-100): reading them at the default
+# threshold would pass every partial score (issue 20: a 0-10 set read as pass@1 0.89). A shaped reward that tops
+# out a little over 1 (a format bonus) stays under it and is only flagged as non-binary.
+SCALE_PAST = 2.0
 
 # The proof bar: a teacher must beat the student by five points (whileai defaults.py PROVE_EFFECT, chosen
 # above held-constant eval noise of 0.25-1.5 points; Lambert 2025, chapter Evaluation).

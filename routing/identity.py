@@ -30,8 +30,39 @@ def _looks_local(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2
 
 
+# How eval tools prefix a model with the provider that served it: inspect-ai (`vllm/`, `hf/`, `openai/`,
+# `openai-api/<provider>/`, `together/`, ...), LiteLLM (`hosted_vllm/`), and lm-eval's API models.
+PROVIDERS = ("vllm", "hf", "openai", "anthropic", "together", "fireworks", "groq", "mistral", "ollama", "sglang",
+             "openrouter", "hosted_vllm", "azureai", "bedrock", "vertex", "grok", "llama-cpp-python", "transformer_lens",
+             "local", "google", "deepseek", "perplexity", "cf", "goodfire", "nnterp")
+
+
+def without_provider(name: str) -> str | None:
+    """The model id under a provider prefix ('vllm/Qwen/Qwen3-8B' -> 'Qwen/Qwen3-8B'), or None when it has none."""
+    head, _, rest = name.partition("/")
+    if not rest:
+        return None
+    if head == "openai-api":  # openai-api/<provider>/<model>
+        _, _, rest = rest.partition("/")
+        return rest or None
+    return rest if head.casefold() in PROVIDERS else None
+
+
 def relation(name: str, model: str) -> tuple[Relation, str | None]:
     """How sampler `name` relates to the trained `model`, and a note when the answer rests on a reading."""
+    kind, note = _relation(name, model)
+    if kind != "other":
+        return kind, note
+    # a provider prefix on either side (`vllm/Qwen/Qwen3-8B` against `Qwen/Qwen3-8B`): compare what it serves
+    for a, b in ((without_provider(name.strip()), model.strip()), (name.strip(), without_provider(model.strip()))):
+        if a and b:
+            kind, _ = _relation(a, b)
+            if kind != "other":
+                return kind, f"rows name {name.strip()!r}: read as {model.strip()!r} served through a provider prefix"
+    return "other", None
+
+
+def _relation(name: str, model: str) -> tuple[Relation, str | None]:
     a, b = name.strip(), model.strip()
     if a == b:
         return "same", None

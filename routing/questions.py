@@ -29,8 +29,8 @@ def rows_arguments(rows: GradedRows) -> tuple[dict[str, Any], list[str]]:
     """The `rows_path` (and `fields`) arguments that re-read these rows, or a note that the caller must pass
     them again."""
     extra = {"fields": dict(rows.fields)} if rows.fields else {}
-    if rows.source is not None:
-        return {"rows_path": rows.source, **extra}, []
+    if rows.read_from is not None or rows.source is not None:
+        return {"rows_path": rows.read_from if rows.read_from is not None else rows.source, **extra}, []
     return extra, ["rows"]
 
 
@@ -77,9 +77,30 @@ def _codes_of(t: Table, entry: dict[str, Any]) -> tuple[int, int]:
     return m, a
 
 
+def reward_scale(rows: GradedRows, pass_threshold: float) -> tuple[float, float] | None:
+    """(lowest, highest) graded reward when the rewards run on a scale past 0-1 (0-10, 0-100) while a pass is still
+    read at the default threshold of 1: every partial score would then pass. None when the scale and the threshold
+    agree (or the caller moved the threshold)."""
+    graded = rows.reward[~np.isnan(rows.reward)]
+    if not len(graded) or pass_threshold != D.PASS_THRESHOLD:
+        return None
+    low, high = float(graded.min()), float(graded.max())
+    return (low, high) if high >= D.SCALE_PAST else None
+
+
+def scale_advice(scale: tuple[float, float]) -> str:
+    low, high = scale
+    return (f"rewards run from {low:g} to {high:g}, not 0 to 1, and a row passes at reward >= {D.PASS_THRESHOLD:g}, so "
+            f"a score of 1 out of {high:g} passes: set pass_threshold to the score that means solved (e.g. "
+            f"pass_threshold={high:g} for full marks), or rescale the rewards to 0-1")
+
+
 def grading_warnings(rows: GradedRows, g: Table, pass_threshold: float) -> list[str]:
     """What the caller must know about how the rows were graded (g: the whole table, ungraded groups too)."""
     out = list(rows.notes)
+    scale = reward_scale(rows, pass_threshold)
+    if scale is not None:
+        out.append(scale_advice(scale)[0].upper() + scale_advice(scale)[1:])
     if g.n_ungraded:
         nan = f" ({rows.n_nan_rewards} of them NaN: did the grader fail?)" if rows.n_nan_rewards else ""
         out.append(f"{g.n_ungraded} of {len(rows)} rows carry no reward{nan}; they are left out of every rate, "
@@ -143,7 +164,7 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
                                    "rows, and call route again."),
             **common)
     warnings = []
-    if stated == 0:
+    if stated == 0 and not any("question 1" in n for n in rows.notes):  # else the reader said why, for its tool
         warnings.append("no row says whether it was cut off (`truncated` or `finish_reason`); question 1 cannot "
                         "be checked: add `truncated` to the rows")
     elif stated < len(rows):

@@ -22,7 +22,8 @@ from .cost import check_gpus
 from .forecast import advice_prior, confidence_fields, cost_estimate, signal, table_moments
 from .compare import dominant_model, on_policy, sampler_kinds, teacher_clears
 from .identity import model_params_b
-from .questions import band, grading_warnings, rollouts_per_task, rows_arguments, truncated_passes
+from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, rows_arguments, scale_advice,
+                        truncated_passes)
 from .readers import as_rows
 from .rows import GradedRows, RowsLike
 from .table import table_of
@@ -81,6 +82,16 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         fields_, _ = confidence_fields(g.c, g.n, tail=tail, teacher=teacher, effect=effect, signal_mask=mask)
         sure.update(fields_)
 
+    # 0. Do the rewards run 0-1? A 0-10 judge read at a threshold of 1 passes every partial score: no rate is sound.
+    scale = reward_scale(all_rows, pass_threshold)
+    if scale is not None:
+        trace.append(TraceStep(question=0, name="graded", answer="other_scale", decided=True,
+                               evidence={"reward_range": list(scale), "pass_threshold": pass_threshold}))
+        return done("grade_first", [], f"Undecided: {scale_advice(scale)}; then ask again.",
+                    NextStep(tool="route", arguments={**args, "pass_threshold": scale[1]}, needs=needs,
+                             why=f"Read a pass as full marks ({scale[1]:g}); give the grader's own pass mark instead "
+                                 f"if it has one."), gpu=False)
+
     # 1. Can a cut-off reply pass? (every row in the file: one grader scored them all)
     tp = truncated_passes(all_rows, pass_threshold=pass_threshold)
     decided = tp.verdict == "fix_reward"
@@ -101,10 +112,11 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     if not len(g.n):
         why = ("no row carries a gradable reward" if len(rows) else "there are no rows")
         hint = " ".join(n for n in rows.notes if "reward" in n)
+        retry = bool(rows.suggested_fields) and rows.suggested_fields != rows.fields  # never the call that failed
         return done("grade_first", [], f"Nothing to route: {why}. " + (f"{hint[0].upper()}{hint[1:]}. " if hint else "")
                     + "Grade the rollouts (a program grader beats a judge), then ask again; ungraded rows are not fails.",
-                    NextStep(tool="route" if hint else None, arguments={**args, **({"fields": rows.suggested_fields}
-                                                                                   if rows.suggested_fields else {})},
+                    NextStep(tool="route" if retry else None, arguments={**args, **({"fields": rows.suggested_fields}
+                                                                                    if retry else {})},
                              needs=needs,
                              why="Grade the rollouts (or map the grade field), then call route again."), gpu=False)
     if too_few:

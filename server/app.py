@@ -93,7 +93,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         except (FileNotFoundError, IsADirectoryError, PermissionError, OSError) as e:
             raise ToolError(f"{e.__class__.__name__}: {e}") from None
 
-    async def load(ctx: Context, rows: list[Row] | list[dict[str, Any]] | str | None, path: str | None, what: str,
+    async def load(ctx: Context, rows: list[Row] | list[dict[str, Any]] | str | None, path: str | list[str] | None, what: str,
                    required: bool = True, fields: Fields | None = None) -> routing.GradedRows | None:
         mapping = field_map(fields)
         if rows is not None and path is not None:

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     threshold = f"a row passes when reward >= this (default: {D.PASS_THRESHOLD:g})"
     effect = "the gain to prove, between 0 and 1, e.g. 0.05 = five points (default: {:g})".format(D.PROVE_EFFECT)
     as_json = "print the whole verdict as JSON instead of text"
-    rows_help = "graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet"
+    rows_help = ("graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet, or an eval run's folder or log "
+                 "(vf-eval, lm-eval --log_samples, inspect .eval, verl dumps); several files or a glob read as one set")
 
     def writer_flags(c: argparse.ArgumentParser, what: str, *, knob_example: str) -> None:
         """The flags every config writer takes: the model, method knobs, and a safe --out."""
@@ -71,10 +72,13 @@ def _parser() -> argparse.ArgumentParser:
         for name in FIELD_FLAGS:
             g.add_argument(f"--{name.replace('_id', '').replace('_', '-')}-field", dest=f"{name}_field",
                            metavar="NAME", help=f"the field that holds {FIELD_FLAGS[name]}")
+        g.add_argument("--cut-off", dest="cut_off_field", metavar="WORDS",
+                       help="finish reasons (comma-separated) that mean the reply hit the token cap, beside length, "
+                            "max_tokens, model_length")
 
     def rows_command(name: str, help: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help, description=help, formatter_class=_Help)
-        c.add_argument("rows", help=rows_help)
+        c.add_argument("rows", nargs="+", metavar="ROWS", help=rows_help)
         c.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
         c.add_argument("--json", action="store_true", help=as_json)
         field_flags(c)
@@ -208,7 +212,7 @@ FIELD_FLAGS = {"task_id": "the task id", "reward": "the grade (a number or true/
 
 
 def _fields(args: argparse.Namespace) -> dict[str, str] | None:
-    given = {name: getattr(args, f"{name}_field", None) for name in FIELD_FLAGS}
+    given = {name: getattr(args, f"{name}_field", None) for name in (*FIELD_FLAGS, "cut_off")}
     return {k: v for k, v in given.items() if v} or None
 
 
@@ -263,8 +267,21 @@ def _prime_rl_run_knobs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _field_flags(match: re.Match[str]) -> str:
+    """fields={"reward": "correct", ...} -> --reward-field correct ..."""
+    try:
+        mapping = json.loads(match[1])
+    except ValueError:
+        return match[0]
+    flags = [f"--cut-off {v!r}" if k == "cut_off" else f"--{k.replace('_id', '').replace('_', '-')}-field {v}"
+             for k, v in mapping.items()]
+    return " ".join(flags)
+
+
 def _cli_words(message: str) -> str:
     """The core's messages name the MCP arguments; a person at the shell reads the flags instead."""
+    message = re.sub(r"fields=(\{[^{}]*\})", _field_flags, message)
+    message = re.sub(r"\bpass_threshold=([\d.]+)", r"--pass-threshold \1", message)
     message = message.replace("pass overwrite=True", "pass --overwrite")
     message = message.replace("outside the folders this server may write to", "outside the folders --allow-write names")
     message = message.replace("or add its folder to the allowed roots in the server's settings",
@@ -302,7 +319,10 @@ def _run_command(args: argparse.Namespace) -> Any:
     from pick_a_method import routing
 
     fields = _fields(args)
-    read = lambda path, argument: routing.read_rows(path, fields=fields, argument=argument)  # noqa: E731
+    def read(path: str | list[str], argument: str) -> Any:
+        return routing.read_rows(path[0] if isinstance(path, list) and len(path) == 1 else path, fields=fields,
+                                 argument=argument)
+
     if args.command == "route":
         teacher = read(args.teacher_rows, "--teacher-rows") if args.teacher_rows else None
         return routing.route(read(args.rows, "rows"), args.model, teacher, pass_threshold=args.pass_threshold,
@@ -368,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         from .render import render
 
         try:  # a subcommand's answer, for a person: this path never serves MCP, so stdout is free
-            print(verdict.model_dump_json(indent=2) if args.json else render(verdict))
+            print(verdict.model_dump_json(indent=2) if args.json else _cli_words(render(verdict)))
         except BrokenPipeError:  # `| head` closed the pipe: not an error
             sys.stderr.close()
         return 0

@@ -88,10 +88,12 @@ RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_l
 _Text = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
                   WithJsonSchema({"type": ["string", "null"]})]
 RowsText = Annotated[_Text, Field(description="JSONL rows, fields as in route's rows")]
-PathArg = Annotated[str | None, Field(description="Rows file: .jsonl[.gz], .json, .csv or .parquet")]
+PathArg = Annotated[str | list[str] | None, Field(
+    description="Rows file (.jsonl[.gz], .json, .csv, .parquet), an eval run's folder or log (vf-eval, lm-eval, "
+                "inspect .eval, verl), a glob, or a list")]
 # A tool's second set of rows: said once in full above, briefly here.
 OtherRowsText = Annotated[_Text, Field(description="JSONL rows")]
-OtherPathArg = Annotated[str | None, Field(description="Rows file")]
+OtherPathArg = Annotated[str | list[str] | None, Field(description="Rows file, folder, glob or list")]
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
@@ -189,6 +191,7 @@ class Fields(BaseModel):
     model: str | None = None
     arm: str | None = None
     tokens: str | None = None
+    cut_off: str | None = None  # not a field: finish reasons (comma-separated) that mean the reply was cut off
 
 
 FieldsArg = Annotated[Fields | None, Field(description="Your names for these fields; a dotted path reaches in")]

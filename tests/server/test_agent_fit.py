@@ -231,7 +231,7 @@ async def test_the_fields_and_trainer_types_are_strict_safe_and_refuse_unknown_n
 
 def test_the_declared_fields_argument_maps_exactly_the_routers_canonical_fields():
     """server.schemas.Fields is written out for the listing; it must name what routing.fields maps, no more, no less."""
-    from pick_a_method.routing.fields import CANONICAL
+    from pick_a_method.routing.fields import CANONICAL, OPTIONS
     from pick_a_method.server.schemas import Fields
 
-    assert set(Fields.model_fields) == set(CANONICAL)
+    assert set(Fields.model_fields) == set(CANONICAL) | set(OPTIONS)
