@@ -88,12 +88,10 @@ RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_l
 _Text = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
                   WithJsonSchema({"type": ["string", "null"]})]
 RowsText = Annotated[_Text, Field(description="JSONL rows, fields as in route's rows")]
-PathArg = Annotated[str | list[str] | None, Field(
-    description="Rows file (.jsonl[.gz], .json, .csv, .parquet), an eval run's folder or log (vf-eval, lm-eval, "
-                "inspect .eval, verl), a glob, or a list")]
+PathArg = Annotated[str | list[str] | None, Field(description="Rows file, eval run folder or log, glob, or a list")]
 # A tool's second set of rows: said once in full above, briefly here.
 OtherRowsText = Annotated[_Text, Field(description="JSONL rows")]
-OtherPathArg = Annotated[str | list[str] | None, Field(description="Rows file, folder, glob or list")]
+OtherPathArg = Annotated[str | list[str] | None, Field(description="Like rows_path")]
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
