@@ -82,6 +82,7 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
         fields_, _ = confidence_fields(g.c, g.n, tail=tail, teacher=teacher, effect=effect, signal_mask=mask)
         sure.update(fields_)
 
+    warnings += all_rows.notes  # what the reader saw (scorers, sidecars, fields not read): said whatever decides
     # 0. Do the rewards run 0-1? A 0-10 judge read at a threshold of 1 passes every partial score: no rate is sound.
     scale = reward_scale(all_rows, pass_threshold)
     if scale is not None:

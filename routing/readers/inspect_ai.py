@@ -2,12 +2,15 @@
 library's zipfile, and the JSON that `inspect log dump` writes (the whole log, samples under `samples`).
 
 A sample is one rollout: `id` is the task, `epoch` the rollout; the grade is `scores.<scorer>.value` (C/I/P/N
-read as 1/0/0.5/0, or a number); `output.stop_reason` says whether it was cut off (`max_tokens`, `model_length`);
-the model is `output.model`, else the header's `eval.model` (with its provider prefix, `vllm/...`).
+read as 1/0/0.5/0, or a number); `output.choices.0.stop_reason` says whether it was cut off (`max_tokens`,
+`model_length`); the model is `output.model`, else the header's `eval.model` (with its provider prefix, `vllm/...`).
+inspect compresses its members with zstandard (zip method 93), which the standard library reads from Python 3.14
+on; before that the member's bytes are taken from the zip and decompressed with the `zstandard` package.
 """
 
 from __future__ import annotations
 
+import struct
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ CHUNK = 2048  # samples parsed and handed on at a time
 
 
 def _fields(scorer: str | None) -> dict[str, str]:
-    out = {"task_id": "id", "truncated": "output.stop_reason", "model": "output.model",
+    out = {"task_id": "id", "truncated": "output.choices.0.stop_reason", "model": "output.model",
            "tokens": "output.usage.output_tokens"}
     if scorer is not None:
         out["reward"] = f"scores.{scorer}.value"
@@ -76,10 +79,36 @@ def _sniff_eval(probe: Probe) -> bool:
     return "header.json" in names or any(n.startswith("samples/") and n.endswith(".json") for n in names)
 
 
+ZSTD = 93  # the zip method number of zstandard (APPNOTE 4.4.5)
+
+
+def _member(z: zipfile.ZipFile, name: str) -> bytes:
+    """A member's bytes; a zstandard one is decompressed here where this Python's zipfile cannot."""
+    info = z.getinfo(name)
+    if info.compress_type != ZSTD or getattr(zipfile, "ZIP_ZSTANDARD", None) == ZSTD:
+        return z.read(name)
+    try:
+        import zstandard
+    except ImportError:  # a core dependency; said plainly if it was uninstalled
+        raise InputError("reading an inspect-ai .eval log needs the zstandard package (pip install 'zstandard>=0.22'), "
+                         "or pass the JSON of `inspect log dump LOG.eval`", field="rows_path") from None
+    f = z.fp
+    f.seek(info.header_offset)
+    local = f.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"no local header for {name}")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    f.seek(info.header_offset + 30 + name_len + extra_len)
+    data = zstandard.ZstdDecompressor().decompress(f.read(info.compress_size), max_output_size=info.file_size)
+    if len(data) != info.file_size:
+        raise zipfile.BadZipFile(f"{name} decompressed to {len(data)} bytes, not {info.file_size}")
+    return data
+
+
 def _samples(z: zipfile.ZipFile, names: list[str]) -> Iterator[list[dict[str, Any]]]:
     chunk = []
     for n in names:
-        chunk.append(orjson.loads(z.read(n)))
+        chunk.append(orjson.loads(_member(z, n)))
         if len(chunk) >= CHUNK:
             yield chunk
             chunk = []
@@ -91,9 +120,9 @@ def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     try:
         with zipfile.ZipFile(p) as z:
             names = z.namelist()
-            header = orjson.loads(z.read("header.json")) if "header.json" in names else {}
+            header = orjson.loads(_member(z, "header.json")) if "header.json" in names else {}
             samples = sorted((n for n in names if n.startswith("samples/") and n.endswith(".json")))
-            first = orjson.loads(z.read(samples[0])) if samples else None
+            first = orjson.loads(_member(z, samples[0])) if samples else None
             scorers = _scorers(header, first)
             if not scorers and "reward" not in args.fields and samples:
                 raise _no_scores(p, args)
@@ -103,7 +132,7 @@ def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
                                  f"raise it with --max-bytes (or PICK_A_METHOD_MAX_BYTES)", field=args.argument)
             fields = merged(_fields(scorers[0] if scorers else None), args)
             rows = read_dicts(_samples(z, samples), str(p), args, fields)
-    except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError) as e:
+    except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError, NotImplementedError, OSError, EOFError) as e:
         raise InputError(f"{p}: an inspect-ai .eval log that cannot be read ({e.__class__.__name__}); is it complete? "
                          f"(an eval still running has no header yet)", field=args.argument) from None
     return _finish(rows, header, scorers, args, "inspect-ai log (.eval)")

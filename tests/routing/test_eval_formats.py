@@ -1,0 +1,110 @@
+"""Files the eval tools wrote themselves (tests/fixtures/eval_tools/<tool>/, each with its generate script and
+SOURCE.md), read as-is: every count checked against the tool's own summary and against the raw file read here by
+hand, and the route each should give.
+
+The stand-in model behind every run (tests/fixtures/eval_tools/standin_model.py) answers 10 sums x 4 rollouts:
+20 of 40 right, 2 tasks always right, 2 always wrong, 3 replies cut off at the token cap, one of them after the
+right answer. So a tool that records why a reply ended routes `fix_reward`; one that does not routes on.
+"""
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from rowkit import MODEL
+
+from pick_a_method import routing
+from pick_a_method.routing import read_rows
+
+TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools"
+INSPECT = TOOLS / "inspect_ai" / "0.3.285"
+VERL = TOOLS / "verl" / "0.9.1"
+
+
+def by_hand_band(rewards_by_task):
+    """(always pass, always fail, split) counted here from per-task reward lists."""
+    rates = [sum(r >= 1 for r in rs) / len(rs) for rs in rewards_by_task.values()]
+    return sum(r == 1 for r in rates), sum(r == 0 for r in rates), sum(0 < r < 1 for r in rates)
+
+
+# -- inspect-ai ---------------------------------------------------------------------------------------------------
+
+def inspect_truth(dump: Path, scorer: str):
+    log = json.loads(dump.read_text())
+    grade = {"C": 1.0, "I": 0.0}
+    per_task = {}
+    cut = cut_pass = 0
+    for s in log["samples"]:
+        value = grade[s["scores"][scorer]["value"]]
+        per_task.setdefault(s["id"], []).append(value)
+        if s["output"]["choices"][0]["stop_reason"] == "max_tokens":
+            cut += 1
+            cut_pass += value == 1.0
+    accuracy = next(x for x in log["results"]["scores"] if x["name"] == scorer)["metrics"]["accuracy"]["value"]
+    return per_task, cut, cut_pass, accuracy, log["eval"]["model"]
+
+
+@pytest.mark.parametrize("name", ["standin_sums", "standin_sums_two_scorers"])
+@pytest.mark.parametrize("form", [".eval", ".json"])
+def test_inspect_logs_read_as_the_tool_counted_them(name, form):
+    per_task, cut, cut_pass, accuracy, eval_model = inspect_truth(INSPECT / f"{name}.json", "boxed")
+    rows = read_rows(INSPECT / f"{name}{form}")
+    assert len(rows) == sum(map(len, per_task.values())) == 40
+    assert rows.n_tasks == len(per_task) == 10
+    assert float(rows.reward.mean()) == pytest.approx(accuracy) == 0.5  # the tool's own accuracy
+    assert int(rows.truncated.sum()) == cut == 3 and rows.stated.all()
+    assert eval_model == "vllm/Qwen/Qwen3-8B" and rows.model_names == [MODEL]
+    tp = routing.truncated_passes(rows)
+    assert tp.count == cut_pass == 1 and tp.tasks == ["sum-5"]
+    b = routing.band(rows)
+    assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_task) == (2, 2, 6)
+    r = routing.route(rows, MODEL)
+    assert r.route == "fix_reward"
+    two = name.endswith("two_scorers")
+    assert any("2 scorers (boxed, includes)" in w and 'fields={"reward": "scores.includes.value"}' in w
+               for w in r.warnings) == two
+    assert not any("summary gives" in w for w in r.warnings)  # the rows agree with the tool's accuracy
+
+
+def test_inspect_eval_members_are_zstandard_and_read_without_the_tool():
+    with zipfile.ZipFile(INSPECT / "standin_sums.eval") as z:
+        assert {i.compress_type for i in z.infolist() if i.filename.startswith("samples/")} == {93}
+    assert routing.route(read_rows(INSPECT / "standin_sums.eval"), "vllm/Qwen/Qwen3-8B").route == "fix_reward"
+
+
+def test_inspect_another_scorer_by_fields_and_a_mapped_model():
+    rows = read_rows(INSPECT / "standin_sums_two_scorers.eval", fields={"reward": "scores.includes.value"})
+    assert float(rows.reward.mean()) == 0.5
+    assert not any("scorers" in n for n in rows.notes)  # the caller picked one: nothing to say
+    on = routing.on_policy(rows, "vllm/Qwen/Qwen3-8B")
+    assert on.verdict == "yes"
+
+
+def test_a_folder_of_inspect_logs_and_their_dumps_reads_each_once(tmp_path):
+    for f in ("standin_sums.eval", "standin_sums.json"):
+        (tmp_path / f).write_bytes((INSPECT / f).read_bytes())
+    rows = read_rows(tmp_path)  # the same 40 samples twice over: 8 rollouts a task
+    assert len(rows) == 80 and rows.n_tasks == 10
+    assert set(rows.formats) == {"inspect-ai log (.eval)", "inspect-ai log (inspect log dump JSON)"}
+
+
+# -- verl ---------------------------------------------------------------------------------------------------------
+
+def test_verl_rollout_dumps_read_per_step():
+    lines = [json.loads(x) for f in sorted(VERL.glob("*.jsonl")) for x in f.read_text().splitlines()]
+    rows = read_rows(VERL)
+    assert len(rows) == len(lines) == 80 and rows.n_tasks == 10
+    assert rows.arm_names == ["1", "2"]  # each step's rollouts are their own groups
+    assert float(rows.reward.mean()) == pytest.approx(sum(x["score"] for x in lines) / len(lines))
+    assert rows.n_truncation_stated == 0
+    r = routing.route(rows, MODEL)
+    assert any("do not record why a reply ended" in w for w in r.warnings)
+    assert not any("add `truncated`" in w for w in r.warnings)  # the reader said why, once
+    one = read_rows(VERL / "1.jsonl")
+    per_task = {}
+    for x in lines:
+        if x["step"] == 1:
+            per_task.setdefault(x["input"], []).append(x["score"])
+    b = routing.band(one)
+    assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_task) == (2, 2, 6)
