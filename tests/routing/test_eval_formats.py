@@ -108,3 +108,68 @@ def test_verl_rollout_dumps_read_per_step():
             per_task.setdefault(x["input"], []).append(x["score"])
     b = routing.band(one)
     assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_task) == (2, 2, 6)
+
+
+# -- lm-evaluation-harness ---------------------------------------------------------------------------------------
+
+LM_EVAL = TOOLS / "lm_eval" / "0.4.13"
+
+
+def lm_eval_truth(folder: Path):
+    """Per doc, the exact_match of each seeded run; and each run's own exact_match from its results file."""
+    per_doc, summaries = {}, []
+    for samples in sorted(folder.rglob("samples_*.jsonl")):
+        for line in samples.read_text().splitlines():
+            row = json.loads(line)
+            per_doc.setdefault(row["doc_id"], []).append(row["exact_match"])
+        results = json.loads(next(samples.parent.glob("results_*.json")).read_text())
+        summaries.append((results["results"]["standin_sums"]["exact_match,boxed"], results["model_name"]))
+    return per_doc, summaries
+
+
+def test_lm_eval_seeded_runs_are_rollouts_of_the_same_docs():
+    per_doc, summaries = lm_eval_truth(LM_EVAL / "seeds")
+    assert len(summaries) == 4 and {m for _, m in summaries} == {MODEL}
+    rows = read_rows(LM_EVAL / "seeds")
+    assert len(rows) == 40 and rows.n_tasks == len(per_doc) == 10
+    assert routing.rollouts_per_task(rows).k == 4
+    assert float(rows.reward.mean()) == pytest.approx(sum(s for s, _ in summaries) / 4) == 0.5
+    assert rows.model_names == [MODEL] and rows.task_names[0] == "standin_sums/0"
+    assert rows.n_truncation_stated == 0  # lm-eval records no finish reason
+    b = routing.band(rows)
+    assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_doc) == (2, 2, 6)
+    r = routing.route(rows, MODEL)
+    assert r.trace[1].answer == "unknown" and r.route == "grpo"  # question 1 cannot be checked: said, not guessed
+    assert any("lm-eval does not record why a reply ended" in w for w in r.warnings)
+    assert not any("summary gives" in w for w in r.warnings)
+
+
+def test_lm_eval_seed_files_given_one_by_one_or_as_a_glob_read_the_same():
+    files = sorted(str(p) for p in (LM_EVAL / "seeds").rglob("samples_*.jsonl"))
+    listed = read_rows(files)
+    globbed = read_rows(str(LM_EVAL / "seeds" / "*" / "*" / "samples_*.jsonl"))
+    folder = read_rows(LM_EVAL / "seeds")
+    assert listed.reward.tolist() == globbed.reward.tolist() == folder.reward.tolist()
+    assert routing.band(listed).next_step.arguments["rows_path"] == files
+    one = read_rows(files[0])
+    assert float(one.reward.mean()) == json.loads(next(Path(files[0]).parent.glob("results_*.json")).read_text())[
+        "results"]["standin_sums"]["exact_match,boxed"]
+
+
+def test_lm_eval_repeats_say_only_one_response_a_doc_was_graded():
+    rows = read_rows(LM_EVAL / "repeats")
+    assert len(rows) == 10  # one row per doc for the first filter, not three
+    notes = " ".join(rows.notes)
+    assert "repeats: 4" in notes and "--seed" in notes and "3 filters" in notes
+    r = routing.route(rows, MODEL)
+    assert r.route == "single_rollout" and any("repeats: 4" in w for w in r.warnings)
+
+
+def test_a_summary_that_disagrees_with_the_rows_is_said(tmp_path):
+    src = next((LM_EVAL / "seeds" / "run-seed1").rglob("samples_*.jsonl"))
+    (tmp_path / src.name).write_text(src.read_text())
+    results = json.loads(next(src.parent.glob("results_*.json")).read_text())
+    results["results"]["standin_sums"]["exact_match,boxed"] = 0.9
+    (tmp_path / f"results_{src.name.split('_', 3)[-1].removesuffix('.jsonl')}.json").write_text(json.dumps(results))
+    rows = read_rows(tmp_path)
+    assert any("own summary gives standin_sums exact_match,boxed 0.9, the rows read give 0.6" in n for n in rows.notes)
