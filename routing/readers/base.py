@@ -6,8 +6,8 @@ its name alone. Each reader module defines one or more `Format`s; `registry.py` 
 
 from __future__ import annotations
 
-import os
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 
 from .. import fields as F
-from ..errors import InputError
 from ..rows import GradedRows
 from .builder import ColumnBuilder
 from .plain import Progress, open_bytes, read_careful
@@ -56,7 +55,7 @@ class Probe:
         try:
             with open_bytes(path) as f:
                 head = f.read(HEAD_BYTES)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # a damaged .gz: the read that follows names it
             head = b""
         probe = cls(path, head)
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -158,13 +157,3 @@ def scorer_note(kind: str, names: list[str], picked: str, path: Callable[[str], 
     how = "; ".join(f"{F.argument('reward', path(n), fields)} reads {n}" for n in others[:4])
     return [f"the rows carry {len(names)} {kind}s ({', '.join(names[:8])}); read {picked!r} as the reward. {how}"]
 
-
-def under(p: Path, root: Path) -> bool:
-    try:
-        return os.path.commonpath([p, root]) == str(root)
-    except ValueError:
-        return False
-
-
-def refuse(p: Path, message: str, argument: str) -> InputError:
-    return InputError(f"{p}: {message}", field=argument)

@@ -219,7 +219,7 @@ async def test_the_fields_and_trainer_types_are_strict_safe_and_refuse_unknown_n
         tool = (await c.list_tools()).tools[0]
         strict = ensure_strict_json_schema(copy.deepcopy(tool.input_schema))
         assert set(strict["properties"]["fields"]["properties"]) == {"task_id", "reward", "truncated", "model", "arm",
-                                                                      "tokens"}
+                                                                      "tokens", "cut_off"}
         assert strict["properties"]["trainer"]["enum"] == ["prime-rl", "trl", "verl"]
         ok = await c.call_tool("probe", {"fields": {"reward": "correct", "model": "sampling.model"}, "trainer": "trl"})
         assert not ok.is_error and seen == {"fields": {"reward": "correct", "model": "sampling.model"}, "trainer": "trl"}
