@@ -393,6 +393,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.close()
         return 0
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from .versions import problem
+
+    if (wrong := problem()) is not None:  # before the SDK is imported: its own error would not say which version
+        print(wrong, file=sys.stderr)
+        return 3
     from .app import create_server
 
     try:
