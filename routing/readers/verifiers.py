@@ -16,7 +16,7 @@ from typing import Any
 from ..rows import GradedRows, with_model
 from .base import Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, read_plain, scorer_note
 
-V03_FIELDS = {"task_id": "example_id"}
+V03_FIELDS = {"task_id": "example_id", "tokens": "token_usage.output_tokens"}
 
 
 # -- 0.3 ---------------------------------------------------------------------------------------------------------
@@ -43,7 +43,9 @@ def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
             rows.notes.extend(disagreement("vf-eval", "avg_reward", _number(meta.get("avg_reward")),
                                            graded_mean(rows)))
         threshold = _number(meta.get("pass_threshold"))
-        if threshold is not None and threshold != 1.0:
+        graded = rows.reward[rows.reward == rows.reward]
+        differs = threshold is not None and bool(((graded >= threshold) != (graded >= 1.0)).any())
+        if differs:  # only where some reward passes at one threshold and fails at the other
             rows.notes.append(f"vf-eval counted a pass at reward >= {threshold:g} (metadata.json pass_threshold); "
                               f"pass pass_threshold={threshold:g} to read passes the same way")
     else:

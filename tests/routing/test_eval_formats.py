@@ -173,3 +173,39 @@ def test_a_summary_that_disagrees_with_the_rows_is_said(tmp_path):
     (tmp_path / f"results_{src.name.split('_', 3)[-1].removesuffix('.jsonl')}.json").write_text(json.dumps(results))
     rows = read_rows(tmp_path)
     assert any("own summary gives standin_sums exact_match,boxed 0.9, the rows read give 0.6" in n for n in rows.notes)
+
+
+# -- verifiers ----------------------------------------------------------------------------------------------------
+
+VF03 = TOOLS / "verifiers" / "0.3.1"
+
+
+def test_verifiers_03_run_folder_reads_as_vf_eval_counted_it():
+    meta = json.loads((VF03 / "metadata.json").read_text())
+    lines = [json.loads(x) for x in (VF03 / "results.jsonl").read_text().splitlines()]
+    per_task = {}
+    for x in lines:
+        per_task.setdefault(x["example_id"], []).append(x["reward"])
+    rows = read_rows(VF03)
+    assert len(rows) == len(lines) == meta["num_examples"] * meta["rollouts_per_example"] == 40
+    assert routing.rollouts_per_task(rows).k == meta["rollouts_per_example"]
+    assert float(rows.reward.mean()) == pytest.approx(meta["avg_reward"]) == 0.5
+    assert rows.model_names == [meta["model"]] == [MODEL]  # from the sidecar: the rows name no model
+    assert int(rows.truncated.sum()) == sum(x["is_truncated"] for x in lines) == 3
+    cut_passes = [x for x in lines if x["is_truncated"] and x["reward"] >= 1]
+    tp = routing.truncated_passes(rows)
+    assert tp.count == len(cut_passes) == 1 and tp.tasks == [str(cut_passes[0]["example_id"])]
+    b = routing.band(rows)
+    assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_task) == (2, 2, 6)
+    pass_at = routing.pass_at(rows, k=4)
+    assert pass_at.pass_at_k == pytest.approx(meta["pass_at_k"]["4"])  # the tool's own pass@4
+    assert pass_at.pass_pow_k == pytest.approx(meta["pass_all_k"]["4"])
+    r = routing.route(rows, MODEL)
+    assert r.route == "fix_reward" and not any("summary gives" in w for w in r.warnings)
+    assert not any("pass_threshold" in w for w in r.warnings)  # 0/1 rewards pass alike at its 0.5 and our 1
+
+
+def test_verifiers_03_results_file_alone_says_the_model_is_in_the_sidecar(tmp_path):
+    (tmp_path / "results.jsonl").write_text((VF03 / "results.jsonl").read_text())
+    rows = read_rows(tmp_path / "results.jsonl")
+    assert rows.model_names == [] and any("no metadata.json" in n for n in rows.notes)
