@@ -52,7 +52,7 @@ def timings():
     print(f"  predict_split with its interval     {best(lambda: predict_split(c, n)):8.1f}")
     print(f"  band                                {best(lambda: routing.band(graded)):8.1f}")
     route_ms = best(lambda: routing.route(graded, model='Qwen/Qwen3-8B'))
-    module = importlib.import_module("pick_a_method.routing.router")
+    module = importlib.import_module("pick_a_method.routing.asked")
     real, module.confidence_fields = module.confidence_fields, lambda *a, **kw: ({}, None)
     try:
         bare_ms = best(lambda: routing.route(graded, model='Qwen/Qwen3-8B'))
