@@ -23,10 +23,12 @@ from pick_a_method.methods.config_result import TrainerConfig
 from pick_a_method.methods.preview import UpdatePreview
 from pick_a_method.methods.prime_rl import PrimeRLConfig
 from pick_a_method.routing import defaults as D
+from pick_a_method.routing.paths import confine
 
 from . import extras
 from .explain import explain
 from .options import ServerOptions
+from .roots import allowed, local_or_hub
 from .schemas import (Checkpoint, FieldsArg, NameOrPairs, Nodes, OtherPathArg, OtherRowsText, Pairs, PathArg, Row,
                       RowsArg, RowsText, Throughput,
                       TrainerArg, TrajectoriesArg, WandB, Fields, field_map, pairs_dict, plain, row_dicts, trajectory_dicts)
@@ -104,8 +106,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             def report(done: int, total: int) -> None:
                 from_thread.check_cancelled()  # past the budget: stop reading, don't read on unseen
                 from_thread.run(ctx.report_progress, done, total or None, f"read {done:,} bytes of {path}")
+            roots = await allowed(ctx, options)
             return await run(routing.read_rows, path, fields=mapping, max_rows=options.max_rows,
-                             max_bytes=options.max_bytes, progress=report, argument=f"{what}_path")
+                             max_bytes=options.max_bytes, progress=report, argument=f"{what}_path", roots=roots)
         if rows is not None:
             dicts = await run(row_dicts, rows, what)
             if len(dicts) > options.max_rows:
@@ -155,7 +158,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         Score both on the same tasks at the student's max_tokens; the tokenizers are compared when given."""
         t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
         s = await load(ctx, student_rows, student_rows_path, "student_rows", fields=fields)
-        match, notes = await _tokenizers(tokenizers_match, teacher_tokenizer, student_tokenizer)
+        match, notes = await _tokenizers(ctx, tokenizers_match, teacher_tokenizer, student_tokenizer)
         verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
                             tokenizers_match=match)
         verdict.warnings.extend(notes)
@@ -203,9 +206,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                          tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer,
                          gpus=gpus, throughput=plain(throughput))
 
-    async def _tokenizer_check(teacher: str | None, student: str | None) -> Any:
+    async def _tokenizer_check(ctx: Context, teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):
             return None
+        roots = await allowed(ctx, options)
+        teacher, student = await run(lambda: (local_or_hub(teacher, "teacher_tokenizer", roots),
+                                              local_or_hub(student, "student_tokenizer", roots)))
         try:
             extras.require("transformers", "the tokenizer check (teacher_tokenizer/student_tokenizer)")
         except extras.MissingExtra as e:
@@ -213,14 +219,16 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         from pick_a_method.methods.tokenizer_check import check_tokenizers  # imports transformers on first use
         return await run(check_tokenizers, teacher, student)
 
-    async def _tokenizers(known: bool | None, teacher: str | None, student: str | None) -> tuple[bool | None, list[str]]:
-        check = None if known is not None else await _tokenizer_check(teacher, student)
+    async def _tokenizers(ctx: Context, known: bool | None, teacher: str | None,
+                          student: str | None) -> tuple[bool | None, list[str]]:
+        check = None if known is not None else await _tokenizer_check(ctx, teacher, student)
         if check is None:
             return known, []
         return {"same": True, "different": False}.get(check.verdict), [f"tokenizers: {check.summary}"]
 
     @mcp.tool(title="Write the prime-rl config", annotations=WRITES_FILE)
     async def prime_rl_config(
+            ctx: Context,
             taskset: Annotated[str, Field(description="prime-rl taskset id")],
             method: Annotated[str, Field(description="grpo, max_rl, rae, opd, opsd or async")],
             model: Model, knobs: Knobs = None, out: Out = None, overwrite: Overwrite = False,
@@ -248,11 +256,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         ignored, needs and the launch command. Single-rollout methods are refused with the fix."""
         from pick_a_method.methods.prime_rl import prime_rl_config as write
 
-        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        check = await _tokenizer_check(ctx, teacher_tokenizer, student_tokenizer)
+        write_roots = list(await allowed(ctx, options, write=True)) if out is not None else None
         return await run(lambda: write(taskset, method, model=model, knobs=pairs_dict(knobs, nest=True), out=out,
                                        overwrite=overwrite, gpus=plain(gpus), steps=steps, batch=batch, lora=lora,
                                        overrides=pairs_dict(overrides, nest=False, what="overrides"),
-                                       allowed_roots=list(options.write_roots), tokenizers_match=check,
+                                       allowed_roots=write_roots, tokenizers_match=check,
                                        renderer=renderer, wandb=plain(wandb), checkpoint=plain(checkpoint),
                                        run_name=run_name, output_dir=output_dir, nodes=plain(nodes),
                                        slurm=pairs_dict(slurm, nest=False, what="slurm"), max_model_len=max_model_len,
@@ -262,6 +271,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
 
     @mcp.tool(title="Write the TRL config", annotations=WRITES_FILE)
     async def trl_config(
+            ctx: Context,
             method: Annotated[str, Field(description="grpo, async (icepop or tis), groupwise_grading, opd, sft or dpo")],
             model: Model, knobs: Knobs = None,
             dataset: Annotated[str | None, Field(description="dataset_name; omit for a placeholder in needs")] = None,
@@ -279,15 +289,17 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         ignored, needs and the launch command. Methods TRL cannot run are refused with what to do."""
         from pick_a_method.methods.trl import trl_config as write
 
-        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        check = await _tokenizer_check(ctx, teacher_tokenizer, student_tokenizer)
+        write_roots = list(await allowed(ctx, options, write=True)) if out is not None else None
         return await run(lambda: write(
             method, model=model, knobs=pairs_dict(knobs, nest=True), dataset=dataset, reward_funcs=reward_funcs,
             out=out, overwrite=overwrite, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora, vllm=vllm,
-            overrides=pairs_dict(overrides, nest=False, what="overrides"), allowed_roots=list(options.write_roots),
+            overrides=pairs_dict(overrides, nest=False, what="overrides"), allowed_roots=write_roots,
             tokenizers_match=check))
 
     @mcp.tool(title="Write the verl config", annotations=WRITES_FILE)
     async def verl_config(
+            ctx: Context,
             method: Annotated[str, Field(description="grpo, async (tis or icepop) or opd")],
             model: Model, knobs: Knobs = None,
             train_files: Annotated[list[str] | None, Field(description="verl RL parquet files")] = None,
@@ -306,16 +318,18 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         and ignored, needs and the launch command."""
         from pick_a_method.methods.verl import verl_config as write
 
-        check = await _tokenizer_check(teacher_tokenizer, student_tokenizer)
+        check = await _tokenizer_check(ctx, teacher_tokenizer, student_tokenizer)
+        write_roots = list(await allowed(ctx, options, write=True)) if out is not None else None
         return await run(lambda: write(
             method, model=model, knobs=pairs_dict(knobs, nest=True), train_files=train_files, val_files=val_files,
             reward_function=reward_function, out=out, overwrite=overwrite, gpus=gpus, nodes=nodes,
             teacher_gpus=teacher_gpus, steps=steps, batch=batch, lora=lora,
-            overrides=pairs_dict(overrides, nest=False, what="overrides"), allowed_roots=list(options.write_roots),
+            overrides=pairs_dict(overrides, nest=False, what="overrides"), allowed_roots=write_roots,
             tokenizers_match=check))
 
     @mcp.tool(title="Preview a method's update on logged rollouts", annotations=READ_ONLY)
     async def preview_update(
+            ctx: Context,
             method: Annotated[str, Field(description="FlashReinforce, SAO, BPCO, GRPO, ... (any update rule)")],
             knobs: Knobs = None,
             trajectories: TrajectoriesArg = None,
@@ -328,6 +342,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         except extras.MissingExtra as e:
             raise ToolError(str(e)) from None
         from pick_a_method.methods.preview import preview_update as preview  # imports torch on first use
+
+        if path is not None:
+            path = str(await run(confine, path, "path", await allowed(ctx, options)))
 
         return await run(lambda: preview(method, pairs_dict(knobs, nest=True), trajectories=trajectory_dicts(trajectories),
                                          path=path, max_bytes=options.max_bytes))

@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--call-seconds", type=float, metavar="S",
                    help=f"time budget per tool call (default: {DEFAULT_CALL_SECONDS:g}; env "
                         f"PICK_A_METHOD_CALL_SECONDS)")
+    p.add_argument("--root", action="append", default=[], metavar="DIR",
+                   help="a folder the server may read and write (repeatable; where the client declares no roots). "
+                        "Default: the folder it starts in, unless that is /, your home folder or a system folder")
     p.add_argument("--allow-write", action="append", default=[], metavar="DIR",
                    help="a folder prime_rl_config may write into; repeatable (default: the current folder for the "
                         "server; anywhere for the prime-rl-config command)")
@@ -224,9 +227,11 @@ def _options(args: argparse.Namespace) -> ServerOptions:
         kw["max_bytes"] = args.max_bytes
     if args.call_seconds is not None:
         kw["call_seconds"] = args.call_seconds
-    if args.allow_write:
-        from pick_a_method.routing.paths import expand_user_path
+    from pick_a_method.routing.paths import expand_user_path
 
+    if args.root:
+        kw["roots"] = kw["write_roots"] = tuple(expand_user_path(d, "--root").resolve() for d in args.root)
+    if args.allow_write:
         kw["write_roots"] = tuple(expand_user_path(d, "--allow-write").resolve() for d in args.allow_write)
     return ServerOptions(**kw)
 

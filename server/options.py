@@ -1,4 +1,4 @@
-"""What a server operator can set: read caps, a time budget per call, where `prime_rl_config` may write."""
+"""What a server operator can set: read caps, a time budget per call, the folders it may read and write."""
 
 from __future__ import annotations
 
@@ -28,11 +28,26 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name}={value!r} is not a number of seconds") from None
 
 
+def _roots() -> tuple[Path, ...]:
+    """PICK_A_METHOD_ROOTS (os.pathsep between folders), else the default (routing.paths, loaded only here: the
+    command line's --help loads no routing module)."""
+    from pick_a_method.routing.paths import default_roots, expand_user_path
+
+    value = os.environ.get("PICK_A_METHOD_ROOTS", "")
+    given = tuple(Path(os.path.realpath(expand_user_path(v, "PICK_A_METHOD_ROOTS")))
+                  for v in value.split(os.pathsep) if v.strip())
+    return given or default_roots()
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     max_rows: int = field(default_factory=lambda: _env_int("PICK_A_METHOD_MAX_ROWS", DEFAULT_MAX_ROWS))
     max_bytes: int = field(default_factory=lambda: _env_int("PICK_A_METHOD_MAX_BYTES", DEFAULT_MAX_BYTES))
     call_seconds: float = field(
         default_factory=lambda: _env_float("PICK_A_METHOD_CALL_SECONDS", DEFAULT_CALL_SECONDS))
-    # prime_rl_config writes only below these folders (the folder the server started in, unless told otherwise).
-    write_roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd().resolve(),))
+    # The folders every path is confined to, where the client declares no roots of its own (server/roots.py):
+    # --root DIR or PICK_A_METHOD_ROOTS, else the folder the server started in unless that is /, the home folder
+    # itself or a system folder (then none: every path is refused, with how to allow one).
+    roots: tuple[Path, ...] = field(default_factory=_roots)
+    # The config writers write only below these (the roots, unless --allow-write names others).
+    write_roots: tuple[Path, ...] = field(default_factory=_roots)

@@ -4,12 +4,19 @@ the anchor SDK's description of it), the Hypothesis profiles, and the loud notic
 import importlib.util
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The servers under test (in-process, and the ones the tests spawn: they inherit this) may read and write the
+# repository and the temporary folders the tests write into, as a user's server would their project folder. The
+# tests of the roots themselves set their own (tests/server/test_roots.py).
+os.environ.setdefault("PICK_A_METHOD_ROOTS", os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                              tempfile.gettempdir()]))
 
 from rowkit import MODEL, TEACHER, rows_from_passes  # noqa: E402
 

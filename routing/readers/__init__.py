@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import fields as F
@@ -50,7 +51,8 @@ def _is_paths(value: Any) -> bool:
 
 def read_rows(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Sequence[dict[str, Any]], *,
               fields: Mapping[str, str] | None = None, format: str | None = None, max_rows: int | None = None,
-              max_bytes: int | None = None, progress: Progress | None = None, argument: str = "path") -> GradedRows:
+              max_bytes: int | None = None, progress: Progress | None = None, argument: str = "path",
+              roots: Sequence[str | os.PathLike[str]] | None = None) -> GradedRows:
     """Read graded rows from a file, a run folder, a glob, or a list of them (or take a list of row dicts).
 
     Each file's format is told from its content: vf-eval's results.jsonl (+ metadata.json) or traces.jsonl,
@@ -59,7 +61,8 @@ def read_rows(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | 
     (task_id, reward, truncated, model, arm, tokens) to yours, e.g. {"reward": "correct", "model": "sampling.model"}
     (a dotted path reaches in; a number indexes a list). `max_rows` and `max_bytes` cap what is read; going past
     either is an InputError that names the cap. `progress(done_bytes, total_bytes)` is called as it reads.
-    `argument` names `path` in errors.
+    `argument` names `path` in errors. `roots` confines every file read (the ones a folder or glob names too) to
+    those folders, symlinks resolved first; None reads anywhere.
     """
     if not isinstance(path, (str, bytes, os.PathLike)) and not _is_paths(path):
         if isinstance(path, GradedRows):
@@ -71,5 +74,6 @@ def read_rows(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | 
     from .registry import read_paths
 
     args = ReadArgs(fields=F.check_fields(fields), max_rows=max_rows, max_bytes=max_bytes, progress=progress,
-                    argument=argument, format=format)
+                    argument=argument, format=format,
+                    roots=None if roots is None else tuple(Path(os.path.realpath(r)) for r in roots))
     return read_paths(path, args)  # type: ignore[arg-type]

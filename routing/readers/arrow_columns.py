@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from .. import fields as F
 from ..errors import Unsupported
+from ..rows import make_rows
 from .builder import ColumnBuilder
 
 
@@ -163,7 +164,6 @@ class Columns:
             self.has_pairs = bool(pc.any(both).as_py())
 
     def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
-        from ..rows import make_rows
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
         cat = {}

@@ -33,6 +33,7 @@ class ReadArgs:
     progress: Progress | None = None
     argument: str = "rows_path"
     format: str | None = None  # a plain format named by the caller: jsonl, json, csv or parquet
+    roots: tuple[Path, ...] | None = None  # the folders reads are confined to (paths.confine); None: anywhere
 
 
 @dataclass

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import fields as F
 from ..errors import InputError
+from ..rows import make_rows
 
 # Values a `truncated` cell may hold; CSV gives strings.
 TRUNCATED_WORDS = {True: True, False: False, None: None, "": None, "true": True, "false": False, "True": True,
@@ -308,7 +309,6 @@ class ColumnBuilder:
         return self._each_number(raw, lines, lambda i: "max_tokens", "the token budget")
 
     def finish(self) -> Any:
-        from ..rows import make_rows
 
         def cat(key: str, dtype: Any) -> np.ndarray:
             parts = self.parts[key]

@@ -173,10 +173,19 @@ def _read_csv(reader: _CountingReader, builder: ColumnBuilder, p: Path) -> None:
                          row=line) from None
 
 
+def _looks_like_columns(header: list[str]) -> bool:
+    """Two or more short names of letters, digits, spaces and _ . - : what a CSV header of rows holds."""
+    return len(header) >= 2 and all(0 < len(h) <= 64 and all(c.isalnum() or c in " _.-" for c in h) for h in header)
+
+
 def _read_csv_rows(rows: csv.DictReader, builder: ColumnBuilder, p: Path) -> None:
     header = rows.fieldnames or []
     names = builder.names["task_id"]
     if header and not any(f in header for f in names):
+        if not _looks_like_columns(header):  # not rows at all (a key, a config): nothing of it is quoted back
+            raise InputError(f"{p}: the first line is not a CSV header of named columns (not quoted here); is this a "
+                             f"rows file? Name a .jsonl, .json, .csv or .parquet file of graded rows",
+                             field="task_id")
         raise InputError(f"{p}: the CSV header has no task column ({', '.join(names)}); columns are "
                          f"{header}{F.hint(names, header)}; rename the column", field="task_id")
     chunk: list[dict[str, Any]] = []

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..paths import expand_user_path
+from ..paths import confine, expand_user_path
 from ..rows import GradedRows, concat
 from . import inspect_ai, lm_eval, plain_formats, verifiers, verl
 from .base import Format, Probe, ReadArgs
@@ -71,6 +71,7 @@ def _check_file(p: Path, args: ReadArgs) -> None:
 
 
 def _one(p: Path, args: ReadArgs) -> GradedRows:
+    p = confine(p, args.argument, args.roots)  # every file, also those a folder or glob named: symlinks resolved
     _check_file(p, args)
     probe = Probe.of(p)
     fmt = plain_formats.named(args.format) if args.format else detect(probe)
@@ -94,6 +95,8 @@ def _gather(value: str | os.PathLike[str], args: ReadArgs) -> list[tuple[Path, P
     """The files one path argument names: the file itself, a folder's rows files, or a glob's matches."""
     text = os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else value
     p = expand_user_path(value, args.argument)
+    if p.exists() or not _is_glob(str(p)):
+        p = confine(value, args.argument, args.roots)
     if not p.exists() and _is_glob(str(p)):
         matches = sorted(glob.glob(str(p), recursive=True))[: FOLDER_LIMIT + 1]
         if not matches:
@@ -101,12 +104,14 @@ def _gather(value: str | os.PathLike[str], args: ReadArgs) -> list[tuple[Path, P
                              f"{Path.cwd()})", field=args.argument)
         found = []
         for m in map(Path, matches):
+            m = confine(m, args.argument, args.roots)
             found += _gather(m, args) if m.is_dir() else [(m, None)]
         return found
     if not p.is_dir():
         return [(p, None)]
     found, skipped = [], 0
     for f in _files(p, args.argument):
+        f = confine(f, args.argument, args.roots)  # a symlink in the folder that leads out of the roots is refused
         if not f.is_file():
             continue
         probe = Probe.of(f)

@@ -95,7 +95,7 @@ FILES = {
     "folder.jsonl": (lambda p: p.mkdir(), ["is a folder"]),
     "missing.jsonl": (lambda p: None, ["no such file"]),
     "fifo.jsonl": (lambda p: os.mkfifo(p), ["not a regular file"]),
-    "dev_zero.jsonl": (lambda p: p.symlink_to("/dev/zero"), ["not a regular file"]),
+    "dev_zero.jsonl": (lambda p: p.symlink_to("/dev/zero"), ["outside the folders"]),  # a link out of the roots
     "symlink_loop.jsonl": (lambda p: p.symlink_to(p), ["no such file"]),
     "dangling.jsonl": (lambda p: p.symlink_to(p.parent / "nowhere.jsonl"), ["no such file"]),
     "link_to_good.jsonl": (lambda p: ((p.parent / "target.jsonl").write_bytes(GOOD), p.symlink_to("target.jsonl")),
@@ -267,6 +267,7 @@ def test_write_roots_default_to_the_folder_the_server_started_in(tmp_path, monke
     start.mkdir()
     other.mkdir()
     monkeypatch.chdir(start)
+    monkeypatch.delenv("PICK_A_METHOD_ROOTS")  # no roots given: the folder it started in
     options = ServerOptions()  # the default: the cwd at start
     assert options.write_roots == (start.resolve(),)
     assert not call(options, "prime_rl_config", {**CONFIG, "out": "rl.toml"})[0]
@@ -352,7 +353,7 @@ def test_a_ctrl_c_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name, make, words", [
     ("fifo.jsonl", lambda p: os.mkfifo(p), ["not a regular file"]),
-    ("zero.jsonl", lambda p: p.symlink_to("/dev/zero"), ["not a regular file"]),
+    ("zero.jsonl", lambda p: p.symlink_to("/dev/zero"), ["outside the folders"]),  # a link out of the roots
     ("folder.jsonl", lambda p: p.mkdir(), ["directory"]),
     ("missing.jsonl", lambda p: None, ["no such file"]),
     ("empty.jsonl", lambda p: p.write_bytes(b""), ["no trajectories"]),

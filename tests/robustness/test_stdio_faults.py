@@ -333,7 +333,8 @@ def test_a_signal_ends_the_server_promptly_and_cleanly(wire, slow_rows, sig, cod
 
 
 def test_the_cap_flags_reach_the_running_server(tmp_path):
-    w = Wire("--max-rows", "5", "--max-bytes", "100000", "--call-seconds", "30", cwd=tmp_path)
+    w = Wire("--max-rows", "5", "--max-bytes", "100000", "--call-seconds", "30",
+             "--root", str(Path(MIXED_PATH).parent), cwd=tmp_path)  # the examples may be read: the caps decide
     try:
         w.initialize()
         reply = w.call("tools/call", tool("band", {"rows": MIXED}))["result"]

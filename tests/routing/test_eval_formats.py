@@ -209,3 +209,28 @@ def test_verifiers_03_results_file_alone_says_the_model_is_in_the_sidecar(tmp_pa
     (tmp_path / "results.jsonl").write_text((VF03 / "results.jsonl").read_text())
     rows = read_rows(tmp_path / "results.jsonl")
     assert rows.model_names == [] and any("no metadata.json" in n for n in rows.notes)
+
+
+VF04 = TOOLS / "verifiers" / "0.4.0"
+
+
+def test_verifiers_04_traces_read_with_list_paths():
+    episodes = [json.loads(x) for x in (VF04 / "traces.jsonl").read_text().splitlines()]
+    config = json.loads((VF04 / "configs" / "resolved" / "eval.json").read_text())
+    per_task = {}
+    for e in episodes:
+        per_task.setdefault(e["task"]["data"]["id"], []).append(e["traces"][0]["rewards"]["correct_answer"]["score"])
+    rows = read_rows(VF04)  # the run folder: traces.jsonl beside configs/ and logs/ (read as nothing)
+    assert len(rows) == len(episodes) == 40 and rows.n_tasks == 10
+    assert routing.rollouts_per_task(rows).k == config["num_rollouts"] == 4
+    assert rows.model_names == [config["model"]] == [MODEL]
+    assert float(rows.reward.mean()) == 0.5
+    cut = [e for e in episodes if e["traces"][0]["calls"][-1]["finish_reason"] == "length"]
+    assert int(rows.truncated.sum()) == len(cut) == 3 and rows.stated.all()
+    tp = routing.truncated_passes(rows)
+    assert tp.count == sum(e["traces"][0]["rewards"]["correct_answer"]["score"] >= 1 for e in cut) == 1
+    b = routing.band(rows)
+    assert (b.n_all_pass, b.n_all_fail, b.n_split) == by_hand_band(per_task) == (2, 2, 6)
+    assert routing.route(rows, MODEL).route == "fix_reward"
+    assert rows.tokens is not None and float(rows.tokens.sum()) == sum(
+        e["traces"][0]["calls"][-1]["usage"]["completion_tokens"] for e in episodes)
