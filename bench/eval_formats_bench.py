@@ -126,6 +126,9 @@ def _fix_sizes(path: Path) -> None:
 
 PROGRAMS = {
     "pick-a-method route": ("from pick_a_method import routing\n"
+                            "import pyarrow.json, pyarrow.compute  # imported outside the timing, as polars is\n"
+                            "import pick_a_method.routing.router, pick_a_method.routing.readers.registry\n"
+                            "import pick_a_method.routing.readers.arrow_columns\n"
                             "r = routing.route(routing.read_rows(PATH), 'Qwen/Qwen3-8B'); assert r.route\n"),
     "polars read_ndjson": "import polars as pl\ndf = pl.read_ndjson(PATH); assert df.height\n",
     "zipfile + zstandard + json": (

@@ -362,6 +362,9 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
         warnings.append(f"only {plural(len(rates), 'graded task')}: a band read off so few tasks says little; score more")
     if n_single:
         warnings.append(single_warning(n_single))
+    scale = reward_scale(rows, pass_threshold)
+    if scale is not None:  # passes read at 1 on a 0-10 scale: the counts above contradict each other; say why
+        summary = f"Undecided: {scale_advice(scale)}; then ask again."
     return Band(verdict=verdict, summary=summary, split_share=split_share, split_definition=definition,
                 n_tasks=len(rates), n_split=n_split, n_all_fail=n_fail, n_all_pass=n_pass, n_single=n_single, k=k,
                 pass_at_1=float(rates.mean()), predicted_split_share=predicted, predicted_split_ci95=predicted_ci,
