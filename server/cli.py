@@ -31,10 +31,38 @@ class _Help(argparse.RawDescriptionHelpFormatter):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a did-you-mean for a mistyped flag (Python 3.11's argparse has none)."""
+
+    def error(self, message: str) -> Any:
+        m = re.match(r"unrecognized arguments: (.+)", message)
+        if m:
+            import difflib
+
+            known = {o for a in self._all_actions() for o in a.option_strings if o.startswith("--")}
+            hints = []
+            for word in m[1].split():
+                flag = word.split("=", 1)[0]
+                close = difflib.get_close_matches(flag, sorted(known), n=1, cutoff=0.6) if flag.startswith("-") else []
+                if close:
+                    hints.append(f"{close[0]} for {flag}")
+            if hints:
+                message += f" (did you mean {', '.join(hints)}?)"
+        super().error(message)
+
+    def _all_actions(self) -> list[argparse.Action]:
+        actions = list(self._actions)
+        for a in self._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    actions += sub._actions
+        return actions
+
+
 def _parser() -> argparse.ArgumentParser:
     from pick_a_method.routing import defaults as D  # constants only: the package's names load lazily
 
-    p = argparse.ArgumentParser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
+    p = _Parser(prog="pick-a-method", description=__doc__, formatter_class=_Help)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="how to serve MCP: stdio (what clients spawn) or streamable http (default: stdio)")
     p.add_argument("--port", type=int, default=8765, help="port for --transport http, on 127.0.0.1 (default: 8765)")

@@ -262,13 +262,18 @@ def _csv(p: Path, builder: ColumnBuilder) -> Any:
 
     from .arrow_columns import is_text
 
+    from .plain import csv_delimiter
+
     with open(p, "rb") as f:
-        header = f.readline().decode("utf-8", "replace").strip().split(",")
+        line = f.readline().decode("utf-8", "replace").strip()
+    delimiter = csv_delimiter(line)
+    header = line.split(delimiter)
     if not any(n in header for n in builder.names["task_id"]):
         raise Unsupported("no task column")  # the careful reader names the columns and a close match
     types = {n: pa.string() for n in (*builder.names["task_id"], *builder.names["model"], *builder.names["arm"])
              if n in header}
     reader = pcsv.open_csv(p, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                           parse_options=pcsv.ParseOptions(delimiter=delimiter),
                            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                                quoted_strings_can_be_null=True))
     limit = csv.field_size_limit()  # the careful reader refuses a longer cell: both readers must agree

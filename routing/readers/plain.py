@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
@@ -163,8 +164,22 @@ def _read_json_array(reader: _CountingReader, builder: ColumnBuilder, p: Path) -
         builder.add(doc[start:start + CHUNK_ROWS])
 
 
+DELIMITERS = (",", ";", "\t")  # what spreadsheets export: a comma, a semicolon (where the comma is the decimal mark), tab
+
+
+def csv_delimiter(header: str) -> str:
+    """The delimiter a CSV header uses: the one of DELIMITERS it holds most of (outside quotes); a comma by default."""
+    bare = "".join(part for i, part in enumerate(header.split('"')) if i % 2 == 0)
+    counts = [bare.count(d) for d in DELIMITERS]
+    return DELIMITERS[counts.index(max(counts))] if max(counts) else ","
+
+
 def _read_csv(reader: _CountingReader, builder: ColumnBuilder, p: Path) -> None:
-    rows = csv.DictReader(reader.text_lines(p))
+    lines = reader.text_lines(p)
+    first = next(lines, None)
+    if first is None:
+        return
+    rows = csv.DictReader(itertools.chain([first], lines), delimiter=csv_delimiter(first))
     try:
         _read_csv_rows(rows, builder, p)
     except csv.Error as e:  # a cell over csv.field_size_limit()

@@ -129,3 +129,18 @@ def test_detection_reads_the_content_not_the_name(tmp_path):
     assert registry.detect(Probe.of(p)).name == "verifiers 0.3 results"
     plain = write(tmp_path / "results.jsonl", rows_from_passes([1]))
     assert registry.detect(Probe.of(plain)).name == "rows (jsonl)"
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t"])
+@pytest.mark.parametrize("columnar", [False, True])
+def test_a_csv_with_semicolons_or_tabs_reads_like_one_with_commas(tmp_path, monkeypatch, delimiter, columnar):
+    from pick_a_method.routing.readers import columnar as fast
+
+    monkeypatch.setattr(fast, "SMALL_BYTES", 0 if columnar else 1 << 40)
+    lines = [delimiter.join(["task_id", "reward", "truncated", "model"])]
+    lines += [delimiter.join([f"t{t}", str(float(j < t % 4)), "false", MODEL]) for t in range(12) for j in range(4)]
+    path = tmp_path / "rows.csv"
+    path.write_text("\n".join(lines) + "\n")
+    got = read_rows(path)
+    assert len(got) == 48 and got.n_tasks == 12 and got.model_names == [MODEL]
+    assert float(got.reward.sum()) == sum(t % 4 for t in range(12))

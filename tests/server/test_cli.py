@@ -138,3 +138,12 @@ def test_a_pipe_gets_no_banner():
     proc = subprocess.run([sys.executable, "-m", "pick_a_method.server.cli"], input="", capture_output=True,
                           text=True, timeout=60)
     assert "serving MCP" not in proc.stderr and proc.stdout == ""
+
+
+def test_a_mistyped_flag_gets_a_did_you_mean(capsys):
+    from pick_a_method.server import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["route", "examples/mixed.jsonl", "--modle", "Qwen/Qwen3-8B"])
+    assert e.value.code == 2
+    assert "did you mean --model for --modle?" in capsys.readouterr().err
