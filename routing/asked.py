@@ -23,6 +23,10 @@ from .table import Table, table_of
 from .verdicts import NextStep, OnPolicy, Route, TraceStep
 
 
+# Methods only prime-rl's writer has (TRL 1.16 and verl 0.9.1 refuse them, saying so), and what they lack.
+PRIME_RL_ONLY = {"rae": "single-rollout trainer (rae's EMA baseline)", "opsd": "self-distillation (OPSD)"}
+
+
 @dataclass(frozen=True)
 class Options:
     """The caller's arguments to route, past the rows."""
@@ -101,8 +105,18 @@ class Asked:
         self.warnings += [w for w in lines if w not in self.warnings]
 
     def config(self, method: str, **kwargs: Any) -> NextStep:
-        """The next step that writes the trainer's config for `method`."""
-        return config_step(config_tool(self.o.trainer), method, taskset=self.o.taskset, model=self.o.model, **kwargs)
+        """The next step that writes the trainer's config for `method`, in what that trainer's writer takes: TRL and
+        verl have no ipo correction (their own default, tis, instead) and no rae or self-distillation (prime-rl's
+        writer is named for those, and says why)."""
+        tool = config_tool(self.o.trainer)
+        if tool != "prime_rl_config" and method in PRIME_RL_ONLY:
+            kwargs["why"] = f"{self.o.trainer} has no {PRIME_RL_ONLY[method]}: prime-rl has. {kwargs['why']}"
+            tool = "prime_rl_config"
+        knobs = kwargs.get("knobs")
+        if tool != "prime_rl_config" and knobs and knobs.get("correction") == "ipo":
+            kwargs["knobs"] = {**knobs, "correction": "tis"}
+            kwargs["why"] += f" ({self.o.trainer} has no ipo; tis, its own default, truncates the importance ratio.)"
+        return config_step(tool, method, taskset=self.o.taskset, model=self.o.model, **kwargs)
 
     @functools.cached_property
     def on_policy(self) -> OnPolicy:

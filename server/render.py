@@ -23,8 +23,9 @@ def _cut(text: str, limit: int = VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render(verdict: Any) -> str:
-    """A verdict as a person reads it: the answer, the summary, warnings, the next step, then the evidence."""
+def render(verdict: Any, command_line: Any = None) -> str:
+    """A verdict as a person reads it: the answer, the summary, warnings, the next step, then the evidence.
+    `command_line(tool, arguments)` gives the next step as a shell command where one says it (else the call)."""
     data = verdict.model_dump(mode="json")
     head = data.get("route") or data.get("verdict")
     lines = [f"{head}: {data.get('summary', '')}"]
@@ -33,7 +34,11 @@ def render(verdict: Any) -> str:
     for w in data.get("warnings") or []:
         lines.append(f"warning: {w}")
     step = data.get("next_step") or {}
-    if step.get("tool"):
+    shell = command_line(step["tool"], step.get("arguments") or {}) if step.get("tool") and command_line else None
+    if shell:
+        lines.append(f"next: {shell}")
+        lines.append(f"      {step.get('why', '')}")
+    elif step.get("tool"):
         lines.append(f"next: {step['tool']}({json.dumps(step.get('arguments') or {})})  {step.get('why', '')}")
     elif step.get("command"):
         lines.append(f"next: run `{step['command']}`  {step.get('why', '')}")

@@ -109,7 +109,7 @@ def test_printed_verdicts_mark_cut_values_and_skip_an_empty_next():
     assert "…" in printed  # version_notes is longer than a line holds
     assert "next: -" not in printed and "next: run `uv run rl @" in printed
     routed = run(COMMANDS["route"]).stdout
-    assert "next: prime_rl_config(" in routed and "next: -" not in routed
+    assert "next: pick-a-method prime-rl-config " in routed and "next: -" not in routed  # the command, in flags
     for line in run(COMMANDS["preview-update"]).stdout.splitlines():
         assert line != "next: -" and not line.startswith("next: -  "), line
 
@@ -147,3 +147,32 @@ def test_a_mistyped_flag_gets_a_did_you_mean(capsys):
         cli.main(["route", "examples/mixed.jsonl", "--modle", "Qwen/Qwen3-8B"])
     assert e.value.code == 2
     assert "did you mean --model for --modle?" in capsys.readouterr().err
+
+
+EXAMPLE_ROUTES = ["mixed.jsonl", "cut_off.jsonl", "one_per_prompt.jsonl", "floor.jsonl", "saturated.jsonl",
+                  "off_policy.jsonl", "async_sampler.jsonl", "correct_two_arms.jsonl", "two_checkpoints.jsonl"]
+
+
+@pytest.mark.parametrize("example", EXAMPLE_ROUTES)
+@pytest.mark.parametrize("trainer", ["prime-rl", "trl", "verl"])
+def test_every_next_step_the_cli_prints_as_a_command_parses_as_one(example, trainer):
+    """The CLI shows a next step as the command that does it (flags, not MCP syntax); each one it prints must parse,
+    and the config writers' (with the placeholders filled) must run."""
+    import shlex
+
+    from pick_a_method import routing
+    from pick_a_method.server import cli
+
+    r = routing.route(routing.read_rows(f"examples/{example}"), "Qwen/Qwen3-8B", trainer=trainer)
+    for step in [r.next_step, *r.alternatives]:
+        if not step.tool:
+            continue
+        line = cli.command_line(step.tool, step.arguments)
+        if line is None:  # an argument with no flag: the call is shown instead (the GPU split's dict, say)
+            continue
+        words = shlex.split(line)[1:]
+        words = ["reverse-text" if w == "<prime-rl taskset id>" else w for w in words]
+        args = cli._parser().parse_args(words)
+        assert args.command == step.tool.replace("_", "-")
+        if args.command in ("prime-rl-config", "trl-config", "verl-config"):
+            assert cli._run_command(args).text
