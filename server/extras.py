@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 
-INSTALL = "pip install 'pick-a-method[torch]'"
+# The extra's own packages, runnable as printed wherever pick-a-method came from (it is not on the package index
+# yet, so `pip install 'pick-a-method[torch]'` would fail); the ranges are pyproject.toml's [torch] extra.
+INSTALL = "pip install 'torch>=2.2,<3' 'transformers>=4.40,<6'"
 
 
 class MissingExtra(ValueError):

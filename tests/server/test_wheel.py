@@ -18,7 +18,7 @@ from rowkit import EXAMPLES, MODEL
 
 pytestmark = pytest.mark.network
 REPO = Path(__file__).resolve().parents[2]
-EXTRA = "pip install 'pick-a-method[torch]'"
+EXTRA = "pip install 'torch>=2.2,<3' 'transformers>=4.40,<6'"
 
 MCP_CHECK = f"""
 import anyio, json, sys
