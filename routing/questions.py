@@ -100,7 +100,8 @@ def grading_warnings(rows: GradedRows, g: Table, pass_threshold: float) -> list[
     out = list(rows.notes)
     scale = reward_scale(rows, pass_threshold)
     if scale is not None:
-        out.append(scale_advice(scale)[0].upper() + scale_advice(scale)[1:])
+        advice = scale_advice(scale)
+        out.append(advice[0].upper() + advice[1:])
     if g.n_ungraded:
         nan = f" ({rows.n_nan_rewards} of them NaN: did the grader fail?)" if rows.n_nan_rewards else ""
         out.append(f"{g.n_ungraded} of {len(rows)} rows carry no reward{nan}; they are left out of every rate, "

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from .. import fields as F
+from ..errors import InputError
+from ..paths import confine
 from ..rows import GradedRows
 from .builder import ColumnBuilder
 from .plain import Progress, open_bytes, read_careful
@@ -120,13 +123,15 @@ def read_dicts(chunks: Any, source: str, args: ReadArgs, fields: Mapping[str, st
     return builder.finish()
 
 
-def load_json(p: Path, what: str) -> Any:
-    """A small JSON sidecar (metadata.json, results_*.json), or None when it is not there or not JSON."""
+def load_json(p: Path, args: ReadArgs) -> Any:
+    """A small JSON sidecar (metadata.json, results_*.json), or None when it is not there, not JSON, or outside the
+    roots (a sidecar is read beside its rows, but through the same validator: a link out of the roots is not read)."""
     try:
+        p = confine(p, args.argument, args.roots)
         if p.stat().st_size > 64 << 20:
             return None
         return orjson.loads(p.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, orjson.JSONDecodeError, InputError):
         return None
 
 
@@ -135,8 +140,6 @@ def close(a: float | None, b: float | None, tol: float = 1e-6) -> bool:
 
 
 def graded_mean(rows: GradedRows) -> float | None:
-    import numpy as np
-
     graded = rows.reward[~np.isnan(rows.reward)]
     return float(graded.mean()) if len(graded) else None
 

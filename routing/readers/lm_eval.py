@@ -38,7 +38,7 @@ def _task_name(p: Path) -> str:
     return m.group("task") if m else p.stem.removeprefix("samples_")
 
 
-def _results(p: Path) -> dict[str, Any] | None:
+def _results(p: Path, args: ReadArgs) -> dict[str, Any] | None:
     """The results_*.json beside a samples file: the one whose time stamp it shares, else the only one."""
     m = SAMPLES.match(p.name)
     candidates = sorted(p.parent.glob("results_*.json"))
@@ -47,7 +47,7 @@ def _results(p: Path) -> dict[str, Any] | None:
         candidates = same or candidates
     if len(candidates) != 1:
         return None
-    doc = load_json(candidates[0], "results")
+    doc = load_json(candidates[0], args)
     return doc if isinstance(doc, dict) else None
 
 
@@ -110,7 +110,7 @@ def _read(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
 
     fields = merged({"task_id": "_task", "reward": metric}, args)
     out = read_dicts(rows(), str(p), args, fields)
-    results = _results(p)
+    results = _results(p, args)
     model = _model(results)
     if model:
         out = with_model(out, model)

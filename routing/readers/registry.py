@@ -70,10 +70,11 @@ def _check_file(p: Path, args: ReadArgs) -> None:
                          field=args.argument)
 
 
-def _one(p: Path, args: ReadArgs) -> GradedRows:
+def _one(p: Path, probe: Probe | None, args: ReadArgs) -> GradedRows:
+    """One file read by its format; `probe` is the folder walk's, where it already read the file's head."""
     p = confine(p, args.argument, args.roots)  # every file, also those a folder or glob named: symlinks resolved
     _check_file(p, args)
-    probe = Probe.of(p)
+    probe = probe or Probe.of(p)
     fmt = plain_formats.named(args.format) if args.format else detect(probe)
     if fmt is None:
         if probe.zip_names is not None:
@@ -93,14 +94,13 @@ def _one(p: Path, args: ReadArgs) -> GradedRows:
 
 def _gather(value: str | os.PathLike[str], args: ReadArgs) -> list[tuple[Path, Probe | None]]:
     """The files one path argument names: the file itself, a folder's rows files, or a glob's matches."""
-    text = os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else value
     p = expand_user_path(value, args.argument)
     if p.exists() or not _is_glob(str(p)):
         p = confine(value, args.argument, args.roots)
     if not p.exists() and _is_glob(str(p)):
         matches = sorted(glob.glob(str(p), recursive=True))[: FOLDER_LIMIT + 1]
         if not matches:
-            raise InputError(f"{text}: the pattern matches no file; check it (relative paths are read from "
+            raise InputError(f"{os.fsdecode(value)}: the pattern matches no file; check it (relative paths are read from "
                              f"{Path.cwd()})", field=args.argument)
         found = []
         for m in map(Path, matches):
@@ -134,21 +134,17 @@ def read_paths(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     if many and not values:
         raise InputError(f"{args.argument} is an empty list; name at least one rows file or folder",
                          field=args.argument)
-    files = [f for v in values for f, _ in _gather(v, args)]
-    files = list(dict.fromkeys(files))  # a file named twice is read once
+    files = dict(pair for v in values for pair in _gather(v, args))  # a file named twice is read once
     parts = []
     total = 0
-    for f in files:
-        rows = _one(f, args)
+    for f, probe in files.items():
+        rows = _one(f, probe, args)
         total += len(rows)
         if args.max_rows is not None and total > args.max_rows:
             raise InputError(f"more than {args.max_rows:,} rows; raise the cap with --max-rows (or "
                              f"PICK_A_METHOD_MAX_ROWS), or pass a sample of the rows", field="rows")
         parts.append(rows)
-    read_from: str | list[str] = (os.fsdecode(values[0]) if not many else [os.fsdecode(v) for v in values])
-    source = str(files[0]) if len(files) == 1 else (read_from if isinstance(read_from, str)
-                                                    else f"{len(files)} files")
-    if len(files) == 1 and not many and Path(os.fsdecode(values[0])).expanduser() == files[0]:
-        read_from = str(files[0])
-    out = concat(parts, source=source, read_from=read_from)
-    return out
+    given = [str(expand_user_path(v, args.argument)) for v in values]  # what reads these rows again
+    read_from: str | list[str] = given if many else given[0]
+    source = str(next(iter(files))) if len(files) == 1 else (given[0] if not many else f"{len(files)} files")
+    return concat(parts, source=source, read_from=read_from)

@@ -34,7 +34,7 @@ def _is_metadata(probe: Probe) -> bool:
 
 def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     rows = read_plain(p, "jsonl", args, merged(V03_FIELDS, args))
-    meta = load_json(p.parent / "metadata.json", "metadata")
+    meta = load_json(p.parent / "metadata.json", args)
     if isinstance(meta, dict):
         model = meta.get("model")
         if isinstance(model, str) and model:

@@ -148,3 +148,24 @@ def test_the_stdio_server_started_from_slash_takes_root_on_its_command_line(tree
         proc.wait(10)
     assert not replies[2]["result"]["isError"], replies[2]
     assert replies[3]["result"]["isError"] and "outside the folders" in replies[3]["result"]["content"][0]["text"]
+
+
+def test_a_sidecar_linked_out_of_the_roots_is_not_read(tree):
+    """vf-eval's metadata.json is read beside its rows, but through the same validator."""
+    from pick_a_method.routing import read_rows
+
+    root, outside = tree
+    run = root / "vf_run"
+    rows_file(run / "results.jsonl")
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    (run / "results.jsonl").write_text("".join(json.dumps({"example_id": r["task_id"], "prompt": [], "completion": [],
+                                                            "reward": r["reward"], "is_truncated": False}) + "\n"
+                                               for r in lines))
+    (outside / "metadata.json").write_text(json.dumps({"model": "secret/model", "avg_reward": 0.5,
+                                                       "rollouts_per_example": 4}))
+    (run / "metadata.json").symlink_to(outside / "metadata.json")
+    assert read_rows(run).model_names == ["secret/model"]  # the library, unconfined, follows it
+    with pytest.raises(ValueError, match="outside the folders"):  # the folder holds a link out: refused whole
+        read_rows(run, roots=[root])
+    confined = read_rows(run / "results.jsonl", roots=[root])  # the rows file alone: its sidecar is not read
+    assert confined.model_names == [] and any("no metadata.json" in n for n in confined.notes)
