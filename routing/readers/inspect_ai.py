@@ -67,7 +67,7 @@ def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: 
     return rows
 
 
-def _no_scores(p: Path, args: ReadArgs) -> InputError:
+def _no_scores(p: Path) -> InputError:
     return InputError(f"{p}: an inspect-ai log whose samples carry no scores; score it (`inspect score {p.name}`) "
                       f"or name the grade with fields={{\"reward\": \"scores.<scorer>.value\"}}", field="reward")
 
@@ -125,7 +125,7 @@ def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
             first = orjson.loads(_member(z, samples[0])) if samples else None
             scorers = _scorers(header, first)
             if not scorers and "reward" not in args.fields and samples:
-                raise _no_scores(p, args)
+                raise _no_scores(p)
             size = sum(z.getinfo(n).file_size for n in samples)
             if args.max_bytes is not None and size > args.max_bytes:
                 raise InputError(f"{p}: {size:,} bytes of samples once unzipped, over the cap of {args.max_bytes:,}; "
@@ -162,7 +162,7 @@ def _read_dump(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     header = {k: v for k, v in doc.items() if k != "samples"}
     scorers = _scorers(header, samples[0] if samples and isinstance(samples[0], dict) else None)
     if not scorers and "reward" not in args.fields and samples:
-        raise _no_scores(p, args)
+        raise _no_scores(p)
     fields = merged(_fields(scorers[0] if scorers else None), args)
     rows = read_dicts((samples[i:i + CHUNK] for i in range(0, len(samples), CHUNK)), str(p), args, fields)
     return _finish(rows, header, scorers, args, "inspect-ai log (inspect log dump JSON)")

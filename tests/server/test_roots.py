@@ -64,7 +64,7 @@ async def test_a_client_declaring_roots_confines_every_read_to_them(tree):
                 str(root / "out_dir" / "rows.jsonl"), str(outside), str(outside / "*.jsonl"), [str(root / "rows.jsonl"),
                                                                                               str(outside / "rows.jsonl")]]:
         is_error, text = await call(everything, "band", {"rows_path": bad}, roots=[root])
-        assert is_error and "outside the folders this server may read" in text and f"--root" in text, (bad, text)
+        assert is_error and "outside the folders this server may read" in text and "--root" in text, (bad, text)
         assert "rows_path" in text
 
 
