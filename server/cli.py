@@ -363,12 +363,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             verdict = _run_command(args)
         except (ValueError, TypeError, OSError) as e:
-            print(f"pick-a-method: {cli_words(_message(e))}", file=sys.stderr)
+            print(f"pick-a-method: {cli_words(_message(e), args.command)}", file=sys.stderr)
             return 2
         from .render import render
 
         try:  # a subcommand's answer, for a person: this path never serves MCP, so stdout is free
-            print(verdict.model_dump_json(indent=2) if args.json else cli_words(render(verdict, command_line)))
+            print(verdict.model_dump_json(indent=2) if args.json
+                  else cli_words(render(verdict, command_line), args.command))
         except BrokenPipeError:  # `| head` closed the pipe: not an error
             sys.stderr.close()
         return 0

@@ -1,38 +1,60 @@
-"""The command line in its own words: a mistyped flag gets a did-you-mean, a missing positional the order, the
-core's MCP wording (`fields={...}`, `pass_threshold=`) becomes flags, and a verdict's next step is printed as the
-command that does it."""
+"""The command line in its own words: a mistyped flag or command gets a did-you-mean, a missing positional the
+order (and which one is missing when a method was given alone), the core's MCP wording (`fields={...}`,
+`pass model='X'`, `prime_rl_config(method='opsd')`) becomes flags and commands, and a verdict's next step is
+printed as the command that does it."""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
+import functools
 import json
 import re
+import shlex
+import sys
 from typing import Any
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with a did-you-mean for a mistyped flag (Python 3.11's argparse has none)."""
+    """argparse, with a did-you-mean for a mistyped flag or command (Python 3.11's argparse has none), and the
+    missing positional named right when the one given is a method (`prime-rl-config grpo` lacks the taskset)."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._words = list(sys.argv[1:] if args is None else args)  # a subcommand's parser gets its own words
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> Any:
-        if "arguments are required" in message:  # say the order: `prime-rl-config grpo` took grpo as the taskset
-            wanted = [a.metavar or a.dest for a in self._actions if not a.option_strings and a.nargs != argparse.SUPPRESS
-                      and not isinstance(a, argparse._SubParsersAction)]
-            if len(wanted) > 1:
-                message += f" (in this order: {self.prog} {' '.join(w.upper() for w in wanted)} ...)"
+        if "arguments are required" in message:
+            message = self._missing(message)
         m = re.match(r"unrecognized arguments: (.+)", message)
         if m:
-            import difflib
-
-            known = {o for a in self._all_actions() for o in a.option_strings if o.startswith("--")}
-            hints = []
-            for word in m[1].split():
-                flag = word.split("=", 1)[0]
-                close = difflib.get_close_matches(flag, sorted(known), n=1, cutoff=0.6) if flag.startswith("-") else []
-                if close:
-                    hints.append(f"{close[0]} for {flag}")
-            if hints:
-                message += f" (did you mean {', '.join(hints)}?)"
+            message += _did_you_mean(m[1].split(), self._all_actions())
+        m = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        if m:
+            commands = next(a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction))
+            close = difflib.get_close_matches(m[1], sorted(commands), n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+            unknown = [w for w in getattr(self, "_words", []) if w.startswith("--") and w != "--"]
+            message += _did_you_mean(unknown, self._all_actions(), known_too=False)
         super().error(message)
+
+    def _positional_actions(self) -> list[argparse.Action]:
+        return [a for a in self._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)]
+
+    def _missing(self, message: str) -> str:
+        """Say the order; and where the one positional given is a method, that the one before it is missing."""
+        wanted = self._positional_actions()
+        if len(wanted) < 2:
+            return message
+        names = [(a.metavar or a.dest) for a in wanted]
+        given = _positional_words(getattr(self, "_words", []), self._actions)
+        if names[-1] == "method" and len(given) == len(names) - 1 and given and _is_method(given[-1]):
+            missing = [names[len(given) - 1] if n == "method" else n for n in message.split(": ", 1)[1].split(", ")]
+            return (f"the following arguments are required: {', '.join(missing)} ({given[-1]!r} is the method, "
+                    f"which comes last: {self.prog} {' '.join(n.upper() for n in names[:-1])} {given[-1]} ...)")
+        return message + f" (in this order: {self.prog} {' '.join(n.upper() for n in names)} ...)"
 
     def _all_actions(self) -> list[argparse.Action]:
         actions = list(self._actions)
@@ -43,15 +65,43 @@ class Parser(argparse.ArgumentParser):
         return actions
 
 
-def _field_flags(match: re.Match[str]) -> str:
-    """fields={"reward": "correct", ...} -> --reward-field correct ..."""
+def _did_you_mean(words: list[str], actions: list[argparse.Action], *, known_too: bool = True) -> str:
+    """' (did you mean --model for --modle?)' for the words that are near a flag; '' when none is."""
+    known = sorted({o for a in actions for o in a.option_strings if o.startswith("--")})
+    hints = []
+    for word in words:
+        flag = word.split("=", 1)[0]
+        if not flag.startswith("-") or (not known_too and flag in known):
+            continue
+        close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+        if close and close[0] != flag:
+            hints.append(f"{close[0]} for {flag}")
+    return f" (did you mean {', '.join(hints)}?)" if hints else ""
+
+
+def _positional_words(words: list[str], actions: list[argparse.Action]) -> list[str]:
+    """The words argparse took as positionals: not flags, nor the values of flags that take one."""
+    takes_value = {o for a in actions for o in a.option_strings if a.nargs != 0}
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1:
+            skip = word in takes_value  # --flag VALUE (--flag=VALUE is one word)
+        else:
+            out.append(word)
+    return out
+
+
+def _is_method(word: str) -> bool:
+    """Whether `word` names a method (grpo, OPD, async-grpo, ...): the registry builds it or asks for its knobs."""
+    from pick_a_method.methods.objects.registry import make_method
+
     try:
-        mapping = json.loads(match[1])
-    except ValueError:
-        return match[0]
-    flags = [f"--cut-off {v!r}" if k == "cut_off" else f"--{k.replace('_id', '').replace('_', '-')}-field {v}"
-             for k, v in mapping.items()]
-    return " ".join(flags)
+        make_method(word)
+    except ValueError as e:
+        return not str(e).startswith("unknown method")
+    return True
 
 
 # A tool's arguments that are the command's positionals, in order (the others are --flags of the same name).
@@ -62,10 +112,12 @@ POSITIONALS = {"route": ("rows_path",), "band": ("rows_path",), "pass_at": ("row
 RENAMED = {"teacher_rows_path": "--teacher-rows", "reward_funcs": "--reward-func", "lora": "--no-lora"}
 
 
+def _field_flag(key: str) -> str:
+    return "--cut-off" if key == "cut_off" else f"--{key.replace('_id', '').replace('_', '-')}-field"
+
+
 def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
     """A next step as the command that does it here, or None where an argument has no flag (then the call is shown)."""
-    import shlex
-
     if tool not in POSITIONALS:
         return None
     name = tool.replace("_", "-")
@@ -82,7 +134,7 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
             continue
         if key == "fields":
             for k, v in value.items():
-                words += ["--cut-off" if k == "cut_off" else f"--{k.replace('_id', '').replace('_', '-')}-field", v]
+                words += [_field_flag(k), v]
             continue
         flag = RENAMED.get(key, f"--{key.replace('_', '-')}")
         if key in ("knobs", "overrides", "slurm", "wandb"):
@@ -106,16 +158,129 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
     return shlex.join(words)
 
 
-def cli_words(message: str) -> str:
-    """The core's messages name the MCP arguments; a person at the shell reads the flags instead."""
-    message = re.sub(r"fields=(\{[^{}]*\})", _field_flags, message)
-    message = re.sub(r"\bpass_threshold=([\d.]+)", r"--pass-threshold \1", message)
+# The core says what to pass as the MCP tools take it: name=<Python literal>. Not after . - + / ' " ( [ (a Hydra
+# key, a --knob's JSON, a constructor's argument: Async(method=...)), and a literal is a quoted string, a
+# <placeholder>, a number, True/False/None, ... or a {...} up to three levels deep.
+_LITERAL = r"""'[^']*'|"[^"]*"|<[^<>]*>|\.\.\.|-?\d[\w.]*|True|False|None|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"""
+_ASSIGN = re.compile(rf"""(?<![\w.+\-/'"\[])(?<!\w\()([a-z][a-z_]*)=({_LITERAL})""")
+_CALL = re.compile(rf"\b({'|'.join(POSITIONALS)})\(([^()]*)\)")
+_BARE_TOOL = re.compile(r"""(?<!["\w])(prime_rl_config|trl_config|verl_config|holdout_size|preview_update|pass_at)"""
+                        r"""(?![\w"])""")
+# A verb before name=value makes it a hint: a method knob is then written as --knob (a statement is left alone).
+_HINT = re.compile(r"(?:pass|use|with|set|Fix:|or|and|e\.g\.|try|add|for)\s*\(?$")
+DICT_FLAGS = {"knobs": "--knob", "checkpoint": "--checkpoint", "wandb": "--wandb", "slurm": "--slurm",
+              "eval_split": "--eval-split"}
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` outside quotes and brackets."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return [p.strip() for p in [*parts, text[start:]] if p.strip()]
+
+
+def _plain(literal: str) -> str:
+    """A Python literal as the text a flag takes: a string unquoted, True/False/None as JSON, a dict as JSON."""
+    if literal[:1] in "'\"" and literal[-1:] == literal[:1]:
+        return literal[1:-1]
+    if literal[:1] == "{":
+        try:
+            return json.dumps(ast.literal_eval(literal))
+        except (ValueError, SyntaxError, TypeError):  # placeholders such as <n> or {...} inside: show it as JSON would
+            return re.sub(r"\bNone\b", "null", literal.replace("'", '"'))
+    return {"True": "true", "False": "false", "None": "null"}.get(literal, literal)
+
+
+def _word(text: str) -> str:
+    """A shell word; a <placeholder> is left bare, for the person to replace."""
+    return text if re.fullmatch(r"<[^<>]*>|\.\.\.", text) else shlex.quote(text)
+
+
+def _pairs(literal: str) -> list[tuple[str, str]]:
+    """{'a': 1, 'b': 'x'} -> [('a', '1'), ('b', 'x')]."""
+    out = []
+    for item in _split_top(literal[1:-1], ","):
+        key, _, value = item.partition(":")
+        out.append((_plain(key.strip()), _plain(value.strip())))
+    return out
+
+
+@functools.cache
+def _flags() -> frozenset[str]:
+    from .cli import _parser
+
+    return frozenset(o for a in _parser()._all_actions() for o in a.option_strings)
+
+
+@functools.cache
+def _knob_names() -> frozenset[str]:
+    from pick_a_method.methods.objects.registry import METHODS
+
+    return frozenset(f for cls in METHODS.values() for f in cls.model_fields)
+
+
+def _assignment(name: str, literal: str, before: str, overrides: str) -> str | None:
+    """name=literal as the flags that say it, or None to leave it as written."""
+    flag, value = f"--{name.replace('_', '-')}", _plain(literal)
+    if name == "fields" and literal.startswith("{"):
+        return " ".join(f"{_field_flag(k)} {_word(v)}" for k, v in _pairs(literal))
+    if name == "out":
+        return "--out FILE"
+    if name == "method":  # the positional; a {...} is Async's inner method, a knob
+        return f"--knob {_word(f'method={value}')}" if literal.startswith("{") else f"method {value}"
+    if name == "overrides" and literal.startswith("{"):
+        return " ".join(f"{overrides} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
+    if name in DICT_FLAGS and literal.startswith("{"):
+        return " ".join(f"{DICT_FLAGS[name]} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
+    if name == "nodes" and literal.startswith("{"):
+        return " ".join(f"--{k}-nodes {_word(v)}" for k, v in _pairs(literal))
+    if name == "throughput" and literal.startswith("{"):
+        return f"--throughput {','.join(v for _, v in _pairs(literal))}"
+    if value == "false" and f"--no-{name.replace('_', '-')}" in _flags():
+        return f"--no-{name.replace('_', '-')}"
+    if flag in _flags():
+        return flag if value == "true" and name == "overwrite" else f"{flag} {_word(value)}"
+    if name in _knob_names():  # a method knob: as the flag in a hint, as the setting it reads as in a statement
+        return f"--knob {_word(f'{name}={value}')}" if _HINT.search(before) else f"{name}={value}"
+    return None
+
+
+def cli_words(message: str, command: str | None = None) -> str:
+    """The core's messages name the MCP arguments and tools; a person at the shell reads the flags and commands."""
+    overrides = "--set" if command in ("trl-config", "verl-config") else "--override"
     message = message.replace("call prime_rl_config again with out=<path>", "run it again with --out FILE")
-    message = message.replace("pass overwrite=True", "pass --overwrite")
     message = message.replace("outside the folders this server may write to", "outside the folders --allow-write names")
     message = message.replace("or add its folder to the allowed roots in the server's settings",
                               "or pass --allow-write with its folder")
-    message = re.sub(r"knobs=\{'([\w.]+)': ([^{}]+?)\}", lambda m: f"--knob {m[1]}={m[2].strip(chr(39))}", message)
-    message = re.sub(r"overrides=\{'([\w.]+)': ([^{}]+?)\}",
-                     lambda m: f"--override {m[1]}={m[2].strip(chr(39))}", message)
-    return message
+    message = message.replace("Save `text`", "Save the config printed below")
+    message = message.replace(
+        "; rename the column", "; pass --task-field with the column that holds it, or rename the column")
+
+    def call(m: re.Match[str]) -> str:
+        arguments = {}
+        for item in _split_top(m[2], ","):
+            key, _, literal = item.partition("=")
+            arguments[key.strip()] = _plain(literal.strip())
+        line = command_line(m[1], arguments)
+        return f"`{line}`" if line else m[0]
+
+    message = _CALL.sub(call, message)
+
+    def assign(m: re.Match[str]) -> str:
+        return _assignment(m[1], m[2], message[max(0, m.start() - 12):m.start()], overrides) or m[0]
+
+    message = _ASSIGN.sub(assign, message)
+    message = re.sub(r"(?<![\w\"'.-])pass_threshold(?![\w\"':=])", "--pass-threshold", message)
+    message = re.sub(r"\bknobs\.(\w+)", r"--knob \1=...", message)
+    return _BARE_TOOL.sub(lambda m: m[1].replace("_", "-"), message)
