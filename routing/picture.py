@@ -1,0 +1,201 @@
+"""The band as a picture, as data: what the text sketch (server/sketch.py) and the drawn figure (server/plot.py)
+show, read off the same table the verdict read, so every bar is one of the verdict's counts.
+
+Two panels: the band (a histogram of per-task pass rates with all-fail, split and all-pass apart, and the
+predicted split share against k with the advised k marked), and, for a teacher, the paired per-task difference
+(teacher minus student on the tasks both scored). numpy and pydantic only: no plotting library here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from . import defaults as D
+from .asked import split_samplers
+from .compare import paired
+from .questions import band, groups
+from .readers import as_rows
+from .rows import GradedRows, RowsLike
+from .table import table_of
+from .verdicts import Band, Interval, PassAt, Route, TeacherClears
+
+# Presentation only (nothing here changes a verdict): up to this many distinct rates (or differences) each get
+# their own bar, so k = 8 shows 1/8 ... 7/8 exactly; past it, equal-width bins of these many.
+EXACT_BARS = 16
+RATE_BINS = 10
+DIFF_BINS = 20
+
+# The band's bars: rate 0, strictly between, rate 1. The paired bars: the student ahead, a tie, the teacher ahead.
+Kind = Literal["all_fail", "split", "all_pass", "student_ahead", "tie", "teacher_ahead"]
+
+
+class Bar(BaseModel):
+    kind: Kind
+    low: float = Field(description="The lowest pass rate the bar counts (equal to high for one exact rate).")
+    high: float
+    label: str = Field(description="The rate as the axis shows it: 3/8, or 0.30-0.40 for a bin.")
+    count: int
+
+
+class SplitPoint(BaseModel):
+    k: int
+    share: float = Field(description="Predicted share of groups of k that split (the band's prior).")
+    ci95: Interval | None = None
+
+
+class BandPanel(BaseModel):
+    unit: Literal["tasks", "groups"] = Field(description="groups when rows of several samplers/arms are kept apart.")
+    bars: list[Bar] = Field(description="Per-task pass rates, lowest first; the counts are the band's.")
+    n_groups: int
+    n_all_fail: int
+    n_split: int = Field(description="The band's split count (its split_definition; reward spread when non-binary).")
+    n_all_pass: int
+    k: int = Field(description="The rows' rollouts per task (the smallest group of two or more).")
+    uneven: bool = Field(description="Groups differ in size, so rates are binned rather than exact j/k.")
+    measured_split_share: float | None
+    curve: list[SplitPoint] = Field(description="Predicted split share against k (empty when no prior was fitted).")
+    advised_k: int | None = Field(description="The group size the verdict sizes the batch for (grouped routes only).")
+    best_k: int | None = Field(description="The k with the most groups with signal per rollout.")
+
+
+class PairedPanel(BaseModel):
+    bars: list[Bar] = Field(description="Teacher minus student pass rate per shared task, lowest first.")
+    n_shared: int
+    mean_diff: float
+    ci95: Interval | None
+    effect: float
+    verdict: str | None = Field(description="teacher_clears' answer, when it was asked.")
+
+
+class Picture(BaseModel):
+    title: str
+    caption: str = Field(description="The route (or the question's answer) and the numbers the panels show.")
+    route: str | None
+    band: BandPanel | None = None
+    paired: PairedPanel | None = None
+
+
+def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | None = None, *,
+            model: str | None = None, teacher_rows: RowsLike | None = None,
+            pass_threshold: float = D.PASS_THRESHOLD, effect: float = D.PROVE_EFFECT) -> Picture:
+    """The picture of a verdict. `rows` are the rows it read (the student's for teacher_clears); `model` picks
+    the trained model's own rows as route does; `teacher_rows` adds the paired panel (teacher_clears has only it)."""
+    rows = as_rows(rows)
+    source = _name(rows)
+    if isinstance(verdict, TeacherClears):
+        if teacher_rows is None:
+            raise ValueError("a teacher_clears picture needs the teacher's rows")
+        panel = paired_panel(as_rows(teacher_rows, what="teacher_rows"), rows, pass_threshold, verdict.effect, verdict)
+        return Picture(title=f"{source}: teacher {verdict.verdict.replace('_', ' ')}",
+                       caption=_paired_caption(panel), route=None, paired=panel)
+    own, _ = split_samplers(rows, model)
+    b = verdict if isinstance(verdict, Band) else band(own, pass_threshold=pass_threshold)
+    grouped = verdict.rollouts if isinstance(verdict, Route) else (b.rollouts if b.verdict == "mixed" else None)
+    panel = band_panel(own, b, pass_threshold, advised_k=grouped.group_size if grouped else None)
+    pair = None
+    if teacher_rows is not None:
+        pair = paired_panel(as_rows(teacher_rows, what="teacher_rows"), own, pass_threshold, effect, None)
+    if isinstance(verdict, Route):
+        head, route = f"route {verdict.route}", verdict.route
+        lead = f"Route: {verdict.route} ({', '.join(verdict.methods)})."
+    elif isinstance(verdict, PassAt) and verdict.pass_at_1 is not None:
+        head, route, lead = f"pass@1 {verdict.pass_at_1:.3f}", None, f"pass@1 {verdict.pass_at_1:.3f}."
+    else:
+        head, route, lead = f"band {b.verdict}", None, f"Band: {b.verdict}."
+    caption = " ".join([lead, _band_caption(panel)] + ([_paired_caption(pair)] if pair else []))
+    return Picture(title=f"{source}: {head}", caption=caption, route=route, band=panel, paired=pair)
+
+
+def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: int | None) -> BandPanel:
+    """The histogram from the table's graded groups, the curve from the band's prior."""
+    g = groups(rows, pass_threshold)
+    rates = g.rates if len(g) else np.zeros(0)
+    middle = rates[(rates > 0) & (rates < 1)]
+    sizes = np.unique(g.n[g.n >= 2]) if len(g) else np.zeros(0, np.int64)
+    uneven = len(sizes) > 1
+    bars = [Bar(kind="all_fail", low=0.0, high=0.0, label="0", count=int((rates == 0).sum()))]
+    if len(sizes) == 1 and sizes[0] - 1 <= EXACT_BARS:  # every group has k rollouts: one bar per j/k, empty ones too
+        k = int(sizes[0])
+        passes = np.rint(middle * k).astype(np.int64)
+        bars += [Bar(kind="split", low=j / k, high=j / k, label=f"{j}/{k}", count=int((passes == j).sum()))
+                 for j in range(1, k)]
+    else:
+        bars += _bins(middle, 0.0, 1.0, RATE_BINS, "split")
+    bars.append(Bar(kind="all_pass", low=1.0, high=1.0, label="1", count=int((rates == 1).sum())))
+    curve = {}
+    if b.rollouts is not None:
+        curve = {p.k: SplitPoint(k=p.k, share=p.split_share, ci95=p.ci95) for p in b.rollouts.per_k}
+    for kk, share in b.predicted_split_share.items():  # the rows' own k, where it is not a candidate
+        curve.setdefault(int(kk), SplitPoint(k=int(kk), share=share, ci95=b.predicted_split_ci95.get(kk)))
+    return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_tasks, n_all_fail=b.n_all_fail,
+                     n_split=b.n_split, n_all_pass=b.n_all_pass, k=b.k, uneven=uneven,
+                     measured_split_share=b.split_share, curve=[curve[k] for k in sorted(curve)], advised_k=advised_k,
+                     best_k=b.rollouts.best_k if b.rollouts else None)
+
+
+def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float, effect: float,
+                 verdict: TeacherClears | None) -> PairedPanel | None:
+    """Teacher minus student per shared task, with the mean and interval the verdict reports (compare.paired)."""
+    tr, sr = teacher_student_rates(teacher, student, pass_threshold)
+    summary = verdict.paired if verdict is not None else paired(teacher, student, pass_threshold)
+    if summary is None:
+        return None
+    diffs = np.round(tr - sr, 9)  # rates j/k subtract to float noise around the exact difference
+    values = np.unique(diffs)
+    if len(values) <= EXACT_BARS + 1:
+        bars = [Bar(kind="student_ahead" if v < 0 else "tie" if v == 0 else "teacher_ahead", low=float(v),
+                    high=float(v), label=f"{v:+.2f}" if v else "0", count=int((diffs == v).sum())) for v in values]
+    else:  # a tie keeps its own bar between the bins on either side
+        bars = (_bins(diffs[diffs < 0], -1.0, 0.0, DIFF_BINS // 2, "student_ahead")
+                + [Bar(kind="tie", low=0.0, high=0.0, label="0", count=int((diffs == 0).sum()))]
+                + _bins(diffs[diffs > 0], 0.0, 1.0, DIFF_BINS // 2, "teacher_ahead"))
+    return PairedPanel(bars=bars, n_shared=summary.n_shared, mean_diff=summary.mean_diff, ci95=summary.ci95,
+                       effect=effect, verdict=verdict.verdict if verdict is not None else None)
+
+
+def teacher_student_rates(teacher: GradedRows, student: GradedRows,
+                          pass_threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each shared task's pass rate on both sides, in the teacher's task order (as compare.paired pairs them)."""
+    tr, sr = table_of(teacher, pass_threshold).task_rates(), table_of(student, pass_threshold).task_rates()
+    shared = [name for name in tr if name in sr]
+    return np.array([tr[n] for n in shared], dtype=np.float64), np.array([sr[n] for n in shared], dtype=np.float64)
+
+
+def _bins(values: np.ndarray, low: float, high: float, n: int, kind: Kind) -> list[Bar]:
+    edges = np.linspace(low, high, n + 1)
+    counts, _ = np.histogram(values, edges)
+    return [Bar(kind=kind, low=float(a), high=float(b), label=f"{a:.2f}-{b:.2f}", count=int(c))
+            for a, b, c in zip(edges[:-1], edges[1:], counts)]
+
+
+def _name(rows: GradedRows) -> str:
+    if isinstance(rows.read_from, list):
+        return f"{len(rows.read_from)} files"
+    where = rows.read_from or rows.source
+    return Path(str(where)).name if where else "rows"
+
+
+def _band_caption(p: BandPanel) -> str:
+    if not p.n_groups:
+        return "No graded rows."
+    text = (f"{p.n_split} of {p.n_groups} {p.unit} split at k={p.k}, {p.n_all_fail} all fail, "
+            f"{p.n_all_pass} all pass.")
+    at = {s.k: s.share for s in p.curve}
+    if p.advised_k is not None and p.advised_k in at:
+        text += f" Advised k={p.advised_k}: {at[p.advised_k]:.0%} predicted to split."
+    elif p.curve and max(at.values()) < 0.01:
+        text += " No k makes them split."
+    return text
+
+
+def _paired_caption(p: PairedPanel | None) -> str:
+    if p is None:
+        return "No shared tasks to pair."
+    ci = f" [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]" if p.ci95 else " (no interval)"
+    said = f": {p.verdict.replace('_', ' ')}" if p.verdict else ""
+    return (f"Teacher minus student {p.mean_diff:+.3f}{ci} over {p.n_shared} shared tasks (effect to prove "
+            f"{p.effect:g}){said}.")
