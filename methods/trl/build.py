@@ -84,7 +84,8 @@ def trl_config(
     plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
 
     processes = gpus * nodes
-    per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"))
+    per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"),
+                                            whole_groups_per_process=_name(obj) == "groupwise_grading")
     config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
                               "dataset_name": dataset or placeholder("your dataset")}
     if dataset is None:
@@ -100,6 +101,14 @@ def trl_config(
     config.update(plan.keys)
     config.update(output_dir=f"outputs/{_slug(plan.label)}", max_steps=steps, learning_rate=lr,
                   per_device_train_batch_size=per_device, gradient_accumulation_steps=accumulation)
+    if command == "grpo":
+        # The `trl` launcher parses the config once at world size 1 before `accelerate launch`, each process again at
+        # the real one; GRPOConfig derives the generation batch from the world size unless it is given, and the
+        # launcher's derived batch (per device x 1 x accumulation) need not hold whole groups. Given, it holds in both.
+        config["generation_batch_size"] = batch
+        plan.notes.append(f"generation_batch_size {batch}: one generation of {batch} completions per optimizer step, "
+                          "written out so that TRL's launcher (world size 1) and every process (world size "
+                          f"{processes}) read the same whole groups.")
     if command in ("grpo", "distillation") and vllm:
         config.update(use_vllm=True, vllm_mode="colocate")
         if "vllm_importance_sampling_correction" not in config and command == "grpo":
@@ -107,7 +116,6 @@ def trl_config(
             config["vllm_importance_sampling_correction"] = False
             plan.notes.append("vllm_importance_sampling_correction false: TRL's default (a sequence mask at ratio 3) "
                               "is not part of the project's GRPO; use Async with icepop or tis for a correction.")
-        plan.notes.append('use_vllm needs vLLM on the GPU machine: pip install "trl[vllm]".')
     elif command in ("grpo", "distillation"):
         plan.warnings.append("vllm=False: completions come from transformers' generate, several times slower than vLLM.")
     if lora:
@@ -125,6 +133,7 @@ def trl_config(
             config[key] = value
         honored[key] = f"{key} (override, as given)"
 
+    plan.needs.extend(_imports_and_columns(command, config))
     launch = _command(command, out, processes, nodes, gpus)
     if nodes > 1:
         plan.needs.append("MACHINE_RANK (0 on the main node, 1.. on the others) and MAIN_PROCESS_IP (the main node's "
@@ -168,19 +177,67 @@ def _reward_funcs(value: Any) -> list[str]:
     return out
 
 
-def _split_batch(batch: int, processes: int, group: int | None) -> tuple[int, int]:
-    """(per-device batch, gradient accumulation) with per_device x processes x accumulation == batch."""
+def _name(obj: Any) -> str:
+    return obj[0] if isinstance(obj, tuple) else obj.name
+
+
+def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
+    """The `packages` need (TRL's extras for what the final config imports) and, for the RL commands, the
+    `dataset columns` need (the prompt column and each named reward's own columns)."""
+    extras = []
+    if config.get("use_vllm"):
+        extras.append(C.EXTRA_VLLM)
+    if config.get("use_peft"):
+        extras.append(C.EXTRA_PEFT)
+    rewards = [r for r in config.get("reward_funcs") or [] if r in C.TRL_REWARDS] if command == "grpo" else []
+    for name in rewards:
+        extras += [e for e in C.TRL_REWARDS[name][0] if e not in extras]
+    spec = f"trl[{','.join(extras)}]=={C.TRL_VERSION}" if extras else f"trl=={C.TRL_VERSION}"
+    why = "; ".join(filter(None, [
+        "use_vllm: vLLM, a GPU install" if C.EXTRA_VLLM in extras else "",
+        "use_peft imports peft" if C.EXTRA_PEFT in extras else "",
+        f"{', '.join(r for r in rewards if C.TRL_REWARDS[r][0])} imports math_verify" if C.EXTRA_MATH_VERIFY in extras else "",
+    ]))
+    needs = [f"packages: pip install {shlex.quote(spec)} on every node" + (f" ({why})" if why else "")]
+    if command in ("grpo", "distillation"):
+        columns = [f"{C.PROMPT_COLUMN} (the prompts the {'GRPOTrainer' if command == 'grpo' else 'DistillationTrainer'} "
+                   "samples from)"]
+        for name in rewards:
+            columns += [f"{col} (read by {name})" for col in C.TRL_REWARDS[name][1]
+                        if not any(c.startswith(col + " ") for c in columns)]
+        needs.append(f"dataset columns: {', '.join(columns)}; a dataset with other names (openai/gsm8k has question "
+                     "and answer) needs them renamed or mapped first")
+    return needs
+
+
+def _split_batch(batch: int, processes: int, group: int | None, *, whole_groups_per_process: bool) -> tuple[int, int]:
+    """(per-device batch, gradient accumulation) with per_device x processes x accumulation == batch.
+
+    ``whole_groups_per_process``: each process's share of the generation batch (a contiguous slice, TRL's
+    RepeatSampler and the per-process dataloader) holds whole groups, for a reward function that sees groups."""
     if group is not None and batch % group:
-        low = batch // group * group
         raise ValueError(f"batch ({batch}) must be a multiple of the group size ({group}): TRL's generation batch "
-                         f"holds whole groups. Fix: batch={low or group} or batch={low + group}.")
+                         f"holds whole groups. Fix: {_nearest(batch, group)}.")
+    if group is not None and whole_groups_per_process and batch % (group * processes):
+        unit = group * processes
+        fits = max(p for p in range(1, processes + 1) if (batch // group) % p == 0)
+        raise ValueError(
+            f"groupwise_grading's reward function sees one process's share of each generation batch ({batch} / "
+            f"{processes} processes = {batch / processes:g} completions), which must hold whole groups of {group}: "
+            f"batch must be a multiple of {processes} x {group} = {unit}. Fix: {_nearest(batch, unit)}, "
+            f"or {fits} process(es) in all (gpus x nodes), or a smaller group_size.")
     if batch % processes:
         raise ValueError(f"batch ({batch}) must be divisible by the {processes} training processes (gpus x nodes): "
-                         f"each process takes the same share. Fix: batch={max(processes, batch // processes * processes)} "
-                         f"or batch={(batch // processes + 1) * processes}.")
+                         f"each process takes the same share. Fix: {_nearest(batch, processes)}.")
     share = batch // processes
     per_device = max(d for d in range(1, min(share, C.PER_DEVICE_BATCH_MAX) + 1) if share % d == 0)
     return per_device, share // per_device
+
+
+def _nearest(batch: int, unit: int) -> str:
+    """The multiples of ``unit`` nearest ``batch``, as the fix to print."""
+    low = batch // unit * unit
+    return f"batch={low} or batch={low + unit}" if low else f"batch={unit}"
 
 
 def _command(command: str, out: Any, processes: int, nodes: int, gpus: int) -> str:

@@ -33,6 +33,24 @@ PER_DEVICE_BATCH_MAX = 8
 # Accelerate configs shipped in trl/accelerate_configs (passed as `--accelerate_config NAME`).
 MULTI_GPU_ACCELERATE = "multi_gpu"
 
+# TRL's own extras (trl-1.16.0.dist-info/METADATA, Provides-Extra): what a written key imports. use_peft needs
+# peft (trl.trainer.utils.get_peft_config stops without it), use_vllm needs vllm, accuracy_reward math_verify.
+EXTRA_PEFT, EXTRA_VLLM, EXTRA_MATH_VERIFY = "peft", "vllm", "math-verify"
+
+# The reward names `trl grpo` resolves itself (trl/scripts/grpo.py reward_funcs_registry): the TRL extra each
+# imports and the dataset columns each reads besides the prompt (trl/rewards/accuracy_rewards.py: math_verify's
+# parse/verify against the `solution` column).
+TRL_REWARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "accuracy_reward": ((EXTRA_MATH_VERIFY,), ("solution",)),
+    "reasoning_accuracy_reward": ((EXTRA_MATH_VERIFY,), ("solution",)),
+    "think_format_reward": ((), ()),
+    "get_soft_overlong_punishment": ((), ()),
+}
+
+# GRPOTrainer and DistillationTrainer read the prompts from this column (their train_dataset docs: "It must
+# include a column `prompt`"); any other column reaches the reward functions as a keyword argument.
+PROMPT_COLUMN = "prompt"
+
 # accelerate's default rendezvous port.
 MAIN_PROCESS_PORT = 29500
 

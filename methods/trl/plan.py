@@ -102,7 +102,9 @@ def _groupwise(obj: Any, plan: Plan) -> None:
     plan.keys["scale_rewards"] = C.SCALE_NONE  # GAR's values carry the mean TRL subtracts; a std division would bend them
     plan.needs.append(
         "reward_funcs: one reward function that calls GroupwiseGrading(...).shape(rewards, prompts, completions, "
-        "group_size=num_generations) on your own rewards (TRL passes each generation batch as consecutive groups)"
+        "group_size=num_generations) on your own rewards (each process's reward function gets its slice of the "
+        "generation batch, batch / processes completions in consecutive whole groups: the writer refuses a batch that "
+        "splits a group across processes)"
     )
     for knob in ("grader", "mode", "rubrics", "floor", "cap", "min_factor", "hack_zero", "pass_threshold", "concurrency"):
         plan.ignored[knob] = (

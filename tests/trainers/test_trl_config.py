@@ -23,7 +23,7 @@ VARIANTS = {
     "grpo-std": dict(method="grpo", knobs={"normalize_std": True}),
     "grpo-g4-8gpu": dict(method="grpo", knobs={"group_size": 4}, gpus=8, batch=128),
     "grpo-2nodes": dict(method="GRPO", gpus=8, nodes=2, batch=256, lora=False),
-    "grpo-no-vllm": dict(method="grpo", vllm=False, dataset="openai/gsm8k", reward_funcs=["accuracy_reward"]),
+    "grpo-no-vllm": dict(method="grpo", vllm=False, dataset="trl-lib/DeepMath-103K", reward_funcs=["accuracy_reward"]),
     "grpo-object": dict(method=make_method("grpo", group_size=16), batch=64),
     "async-icepop": dict(method="async grpo", knobs={"correction": "icepop"}),
     "async-icepop-band": dict(method="async", knobs={"correction": "icepop", "ratio": (0.8, 2.0), "method": "grpo"}),
@@ -112,10 +112,12 @@ def test_opd_is_trl_distillation(tmp_path, monkeypatch):
 def test_needs_and_placeholders():
     bare = trl_config("grpo", model=MODEL)
     assert bare.verdict == "ready" and bare.path is None
-    assert [n.split(":")[0] for n in bare.needs] == ["dataset_name", "reward_funcs"] == bare.next_step.needs
+    assert [n.split(":")[0] for n in bare.needs] == ["dataset_name", "reward_funcs", "packages", "dataset columns"] \
+        == bare.next_step.needs
     assert bare.config["dataset_name"].startswith("<") and bare.config["reward_funcs"][0].startswith("<")
-    full = trl_config("grpo", model=MODEL, dataset="openai/gsm8k", reward_funcs="my_rewards.exact_match")
-    assert full.needs == [] and full.config["reward_funcs"] == ["my_rewards.exact_match"]
+    full = trl_config("grpo", model=MODEL, dataset="trl-lib/DeepMath-103K", reward_funcs="my_rewards.exact_match")
+    assert [n.split(":")[0] for n in full.needs] == ["packages", "dataset columns"]
+    assert full.config["reward_funcs"] == ["my_rewards.exact_match"]
     two = trl_config("grpo", model=MODEL, gpus=8, nodes=2, batch=128)
     assert any(n.startswith("MACHINE_RANK") for n in two.needs)
     assert "--num_processes 16 --num_machines 2" in two.command

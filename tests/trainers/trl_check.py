@@ -1,13 +1,23 @@
-"""Check a ``trl_config`` result with TRL itself: the YAML through the `trl` script's own parser (TrlParser,
-unknown keys fail) into GRPOConfig / DPOConfig / SFTConfig / DistillationConfig and ModelConfig, and the whole
-launch command through TRL's CLI up to the `accelerate launch` parse."""
+"""Check a ``trl_config`` result with TRL itself, at the world size the command launches, the way it happens:
+
+1. the whole command through TRL's own CLI (``trl.cli.main``), which parses the config once in the launcher
+   process (world size 1) before ``accelerate launch``; the launch is stopped at accelerate's parsed arguments;
+2. the arguments the launcher hands each process, parsed by the `trl` script's own parser (TrlParser, unknown
+   keys fail) into GRPOConfig / DPOConfig / SFTConfig / DistillationConfig and ModelConfig, as rank 0 of the
+   launched processes: the environment accelerate gives a process (WORLD_SIZE, RANK, LOCAL_RANK,
+   LOCAL_WORLD_SIZE, MASTER_ADDR) and torch.distributed initialised at that size. transformers reads the world
+   size from accelerate's PartialState, which reads it from torch.distributed: nothing of TRL's is patched. The
+   process group is torch's fake one (the other ranks never exist; nothing is sent).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,43 +37,67 @@ def argv_of(command: str) -> list[str]:
     return argv[1:]
 
 
+def _flag(argv: list[str], name: str, default: int = 1) -> int:
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
 def processes_of(argv: list[str]) -> int:
-    return int(argv[argv.index("--num_processes") + 1]) if "--num_processes" in argv else 1
+    return _flag(argv, "--num_processes")
 
 
-def parse_yaml(path: Path, command: str, monkeypatch: Any) -> dict[str, Any]:
-    """Parse the file as `trl <command> --config path` does; return {field: value} over all its dataclasses."""
-    from transformers import TrainingArguments
+def machines_of(argv: list[str]) -> int:
+    return _flag(argv, "--num_machines")
 
-    argv = argv_of(command)
-    sub = argv[0]
-    # GRPOConfig checks its batch against the process count; give it the count the command launches.
-    processes = processes_of(argv)
-    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: processes))
-    parser = importlib.import_module(f"trl.scripts.{sub}").make_parser()
-    parsed = parser.parse_args_and_config(["--config", str(path), *CPU], fail_with_unknown_args=True)
+
+@contextlib.contextmanager
+def launched_rank(processes: int, machines: int, monkeypatch: Any) -> Iterator[None]:
+    """Rank 0 of ``processes`` as `accelerate launch` starts it (see the module's docstring)."""
+    import torch
+    import torch.distributed as dist
+    from accelerate.state import AcceleratorState
+    from torch.testing._internal.distributed.fake_pg import FakeStore  # registers the "fake" backend
+
+    if processes == 1:  # a single process launches with no distributed environment at all
+        yield
+        return
+    env = {"WORLD_SIZE": processes, "RANK": 0, "LOCAL_RANK": 0, "LOCAL_WORLD_SIZE": processes // machines,
+           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": 29500,
+           "OMP_NUM_THREADS": torch.get_num_threads()}  # else accelerate resets this process's thread count
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(value))
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=processes)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+        AcceleratorState._reset_state(reset_partial_state=True)
+
+
+def _values(parsed: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for obj in parsed:
         for f in dataclasses.fields(obj):
             values.setdefault(f.name, getattr(obj, f.name))
     values["__classes__"] = [type(o).__name__ for o in parsed]
+    values["__world_size__"] = next(o.world_size for o in parsed if hasattr(o, "world_size"))
     return values
 
 
-def parse_as_cli(config: dict[str, Any], command: str, monkeypatch: Any) -> dict[str, Any]:
-    """Parse the config's values given as `--key value` flags (argparse applies each field's type and choices)."""
-    from transformers import TrainingArguments
+def parse_as_process(script: str, script_args: list[str]) -> dict[str, Any]:
+    """Parse what the launcher passes a process, with the script's own parser; {field: value} over its dataclasses."""
+    parser = importlib.import_module(f"trl.scripts.{script}").make_parser()
+    return _values(parser.parse_args_and_config(script_args, fail_with_unknown_args=True))
 
-    argv = argv_of(command)
-    processes = processes_of(argv)
-    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: processes))
+
+def parse_as_cli(config: dict[str, Any], script: str) -> dict[str, Any]:
+    """Parse the config's values given as `--key value` flags (argparse applies each field's type and choices)."""
     flags: list[str] = []
     for key, value in config.items():
         if value is None or isinstance(value, dict):
             continue
         items = value if isinstance(value, list) else [value]
         flags += [f"--{key}", *[(str(v).lower() if isinstance(v, bool) else str(v)) for v in items]]
-    parser = importlib.import_module(f"trl.scripts.{argv[0]}").make_parser()
+    parser = importlib.import_module(f"trl.scripts.{script}").make_parser()
     parsed = parser.parse_args_and_config(flags + CPU, fail_with_unknown_args=True)
     return {f.name: getattr(o, f.name) for o in reversed(parsed) for f in dataclasses.fields(o)}
 
@@ -75,31 +109,33 @@ def documented_values(config_class: type, field_name: str) -> set[str]:
 
 
 def check(result: Any, path: Path, monkeypatch: Any) -> dict[str, Any]:
-    """Every check on a written result; returns the parsed values."""
+    """Every check on a written result; returns the values rank 0 of the launched processes parses."""
     assert yaml.safe_load(path.read_text()) == result.config == yaml.safe_load(result.text)
-    values = parse_yaml(path, result.command, monkeypatch)
+    argv = argv_of(result.command)
+    processes, machines = processes_of(argv), machines_of(argv)
+    launch = run_cli(result.command, monkeypatch)  # the launcher's own parse, at world size 1
+    assert launch["script"] == f"{argv[0]}.py"
+    accelerate = launch["accelerate"]  # what `accelerate launch` parsed
+    assert (accelerate.num_processes or 1) == processes
+    assert (accelerate.num_machines or 1) == machines
+    with launched_rank(processes, machines, monkeypatch):
+        values = parse_as_process(argv[0], launch["script_args"])
+        # The YAML path sets argparse defaults, which argparse never type-checks; the same values on the command
+        # line go through each field's type and choices, so a value of the wrong type fails here.
+        as_cli = parse_as_cli(result.config, argv[0])
+    assert values["__world_size__"] == processes  # transformers' own reading of the launched world
     for key, value in result.config.items():
         assert key in values, key
         got = values[key]
         assert (list(got) if isinstance(got, tuple) else got) == value, (key, got, value)
-    # The YAML path sets argparse defaults, which argparse never type-checks; the same values on the command line
-    # go through each field's type and choices, so a value of the wrong type fails here.
-    as_cli = parse_as_cli(result.config, result.command, monkeypatch)
-    for key, value in result.config.items():
         if value is not None and not isinstance(value, dict):
             assert as_cli[key] == values[key], (key, as_cli[key], values[key])
-    launch = run_cli(result.command, monkeypatch)
-    argv = argv_of(result.command)
-    assert launch["script"] == f"{argv[0]}.py"
-    accelerate = launch["accelerate"]  # what `accelerate launch` parsed
-    assert (accelerate.num_processes or 1) == processes_of(argv)
-    assert (accelerate.num_machines or 1) == (int(argv[argv.index("--num_machines") + 1]) if "--num_machines" in argv else 1)
     values["__accelerate__"] = accelerate
     return values
 
 
 def run_cli(command: str, monkeypatch: Any) -> dict[str, Any]:
-    """Run `trl ...` through TRL's CLI with the launch stopped at accelerate's parsed arguments."""
+    """Run `trl ...` (plus the CPU flag) through TRL's CLI with the launch stopped at accelerate's parsed arguments."""
     from trl.cli import accelerate_launcher
     from trl.cli.main import main
 
@@ -111,10 +147,5 @@ def run_cli(command: str, monkeypatch: Any) -> dict[str, Any]:
         original(script_name, launch_args, training_script_args, launch_command_fn=lambda a: seen.update(accelerate=a))
 
     monkeypatch.setattr(accelerate_launcher, "launch_training_script", capture)
-    argv = argv_of(command) + CPU
-    from transformers import TrainingArguments
-
-    processes = processes_of(argv)
-    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: processes))
-    assert main(argv) == 0
+    assert main(argv_of(command) + CPU) == 0
     return seen
