@@ -32,37 +32,38 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_config(out: Any, text: str, *, suffixes: tuple[str, ...], why: str, overwrite: bool,
-                 allowed_roots: Sequence[Any] | None) -> Path:
-    """Check ``out``, write ``text`` there atomically and return the path written.
+def write_config(out: Any, text: str | bytes, *, suffixes: tuple[str, ...], why: str, overwrite: bool,
+                 allowed_roots: Sequence[Any] | None, argument: str = "out") -> Path:
+    """Check ``out``, write ``text`` (or bytes: a picture) there atomically and return the path written.
 
     ``suffixes`` are the extensions the trainer reads this file by (the first is the example given);
-    ``why`` says in a few words why the suffix matters, for the error.
+    ``why`` says in a few words why the suffix matters, for the error; ``argument`` is what errors call ``out``.
     """
-    path = _check_out(out, suffixes, why, overwrite, allowed_roots)
+    path = _check_out(out, suffixes, why, overwrite, allowed_roots, argument)
     _write_atomic(path, text, overwrite)
     return path
 
 
 def _check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
-               allowed_roots: Sequence[Any] | None) -> Path:
+               allowed_roots: Sequence[Any] | None, argument: str = "out") -> Path:
     wanted = " or ".join(suffixes)
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
-        raise ValueError(f"out must be a file path ending in {wanted}; got {show(out)}")
-    path = expand_user_path(out, "out")
+        raise ValueError(f"{argument} must be a file path ending in {wanted}; got {show(out)}")
+    path = expand_user_path(out, argument)
     if path.suffix.lower() not in suffixes:
-        raise ValueError(f"out must end in {wanted} ({why}); got {str(out)!r}")
+        raise ValueError(f"{argument} must end in {wanted} ({why}); got {str(out)!r}")
     if path.is_dir():
         example = str(path / ("config" + suffixes[0]))
-        raise ValueError(f"out {str(out)!r} is a folder; give a file path inside it, e.g. {example!r}")
+        raise ValueError(f"{argument} {str(out)!r} is a folder; give a file path inside it, e.g. {example!r}")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
         raise ValueError(
-            f"the folder {str(parent)!r} for out does not exist; create it first (mkdir -p {shlex.quote(str(parent))}) "
+            f"the folder {str(parent)!r} for {argument} does not exist; create it first "
+            f"(mkdir -p {shlex.quote(str(parent))}) "
             "or choose another path"
         )
     if not parent.is_dir():
-        raise ValueError(f"the parent {str(parent)!r} of out is not a folder")
+        raise ValueError(f"the parent {str(parent)!r} of {argument} is not a folder")
     resolved = parent.resolve(strict=True) / path.name
     if path.is_symlink() or path.exists():
         resolved = path.resolve()
@@ -71,7 +72,7 @@ def _check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
         if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
             names = ", ".join(str(r) for r in roots) or "(none)"
             raise ValueError(
-                f"out {str(out)!r} resolves to {str(resolved)!r}, outside the folders this server may write to: "
+                f"{argument} {str(out)!r} resolves to {str(resolved)!r}, outside the folders this server may write to: "
                 f"{names}. Choose a path under one of them, or add its folder to the allowed roots in the server's "
                 "settings."
             )
@@ -82,7 +83,7 @@ def _check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
     return path
 
 
-def _write_atomic(path: Path, text: str, overwrite: bool) -> None:
+def _write_atomic(path: Path, text: str | bytes, overwrite: bool) -> None:
     """Write `text` to `path` so that no reader ever sees a partial file.
 
     The text goes to a temporary file in the same folder, is flushed and fsynced, and is then moved
@@ -117,7 +118,7 @@ def _write_atomic(path: Path, text: str, overwrite: bool) -> None:
             pass
 
 
-def _write_exclusive(path: Path, text: str) -> None:
+def _write_exclusive(path: Path, text: str | bytes) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -129,10 +130,11 @@ def _write_exclusive(path: Path, text: str) -> None:
         raise
 
 
-def _write_fd(fd: int, text: str) -> None:
+def _write_fd(fd: int, text: str | bytes) -> None:
     """Write ``text`` to the open file ``fd`` with the umask's ordinary file mode, flush it to disk and close it."""
     os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes it 0600; a config is an ordinary file
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+    binary = isinstance(text, bytes)
+    with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from pick_a_method import routing
@@ -65,6 +65,7 @@ Knobs = Annotated[Pairs, Field(description="key=value, value read as JSON, e.g. 
 Tokenizer = Annotated[str | None, Field(description="Local folder or cached hub id")]
 TokenizersMatch = Annotated[bool | None, Field(description="Teacher and student share a tokenizer")]
 Out = Annotated[str | None, Field(description="Write the file here; omit to only return it")]
+Picture = Annotated[bool, Field(description="Add a PNG picture")]
 # Said by the name, the type and the default: no description (tests/server/test_agent_fit.py lists them).
 Overwrite, Lora, Model, Steps = bool, bool, str, Annotated[int, Field(ge=1)]
 
@@ -119,6 +120,16 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             raise ToolError(f"no {what}: pass {what} (row objects or JSONL text) or {what}_path (a file)")
         return None
 
+    async def pictured(verdict: T, wanted: bool, rows: routing.GradedRows, **kwargs: Any) -> T | CallToolResult:
+        """The verdict, and when asked its picture as a PNG image block beside it (server/plot.py draws it)."""
+        if not wanted:
+            return verdict
+        from .plot import picture_png  # matplotlib on first use: never at start-up
+
+        png = await run(picture_png, rows, verdict, **kwargs)
+        return CallToolResult(content=[ImageContent(type="image", data=png, mime_type="image/png")],
+                              structured_content=verdict.model_dump(mode="json"))
+
     @mcp.tool(title="Can a cut-off reply pass? (question 1)", annotations=READ_ONLY)
     async def truncated_passes(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
                                pass_threshold: Threshold = D.PASS_THRESHOLD,
@@ -141,10 +152,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
 
     @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
     async def band(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,
-                   pass_threshold: Threshold = D.PASS_THRESHOLD, fields: FieldsArg = None) -> routing.Band:
+                   pass_threshold: Threshold = D.PASS_THRESHOLD, fields: FieldsArg = None,
+                   picture: Picture = False) -> Annotated[CallToolResult, routing.Band]:
         """Question 3: is each task floor, saturated or mixed; the share that splits, and at larger k."""
         graded = await load(ctx, rows, rows_path, "rows", fields=fields)
-        return await run(routing.band, graded, pass_threshold=pass_threshold)
+        verdict = await run(routing.band, graded, pass_threshold=pass_threshold)
+        return await pictured(verdict, picture, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Does the teacher clear the student? (question 5)", annotations=READ_ONLY)
     async def teacher_clears(
@@ -152,8 +165,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             student_rows: OtherRowsText = None, student_rows_path: OtherPathArg = None, effect: Effect = D.PROVE_EFFECT,
             pass_threshold: Threshold = D.PASS_THRESHOLD,
             tokenizers_match: TokenizersMatch = None, teacher_tokenizer: Tokenizer = None,
-            student_tokenizer: Tokenizer = None, fields: FieldsArg = None,
-    ) -> routing.TeacherClears:
+            student_tokenizer: Tokenizer = None, fields: FieldsArg = None, picture: Picture = False,
+    ) -> Annotated[CallToolResult, routing.TeacherClears]:
         """Question 5: does the teacher beat the student by `effect` (95% intervals, paired on shared tasks)?
         Score both on the same tasks at the student's max_tokens; the tokenizers are compared when given."""
         t = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", fields=fields)
@@ -162,7 +175,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         verdict = await run(routing.teacher_clears, t, s, effect, pass_threshold=pass_threshold,
                             tokenizers_match=match)
         verdict.warnings.extend(notes)
-        return verdict
+        return await pictured(verdict, picture, s, teacher_rows=t, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Held-out tasks needed to prove an effect", annotations=READ_ONLY)
     async def holdout_size(
@@ -195,16 +208,19 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             fields: FieldsArg = None, trainer: TrainerArg = "prime-rl",
             gpus: Annotated[int | None, Field(description="GPUs for the run, split by throughput")] = None,
             throughput: Annotated[Throughput | None, Field(description="Tokens/s per GPU of vLLM and of the trainer")] = None,
-    ) -> routing.Route:
+            picture: Picture = False,
+    ) -> Annotated[CallToolResult, routing.Route]:
         """Start here. Asks the skill's questions in order and stops at the first that decides: the route, methods,
         warnings, each question's evidence (trace), checks before the GPU, and next_step, the call to make next
         (fill what its `needs` lists)."""
         graded = await load(ctx, rows, rows_path, "rows", fields=fields)
         teacher_graded = await load(ctx, teacher_rows, teacher_rows_path, "teacher_rows", required=False, fields=fields)
-        return await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold, effect=effect,
-                         taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
-                         tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer,
-                         gpus=gpus, throughput=plain(throughput))
+        verdict = await run(routing.route, graded, model, teacher_graded, pass_threshold=pass_threshold,
+                            effect=effect, taskset=taskset, teacher=teacher, teacher_base_url=teacher_base_url,
+                            tokenizers_match=tokenizers_match, preference_pairs=preference_pairs, trainer=trainer,
+                            gpus=gpus, throughput=plain(throughput))
+        return await pictured(verdict, picture, graded, model=model, teacher_rows=teacher_graded,
+                              pass_threshold=pass_threshold, effect=effect)
 
     async def _tokenizer_check(ctx: Context, teacher: str | None, student: str | None) -> Any:
         if not (teacher and student):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import extras
+from .cli_picture import picture_lines, plot_flags, remember
 from .cli_words import Parser, cli_words, command_line
 from .options import DEFAULT_CALL_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ServerOptions
 
@@ -102,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--gpus", type=int, help="GPUs for the run; with --throughput, split between inference and trainer")
     r.add_argument("--throughput", metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the trainer")
     rows_command("truncated-passes", "question 1: can a cut-off reply pass?")
-    rows_command("band", "question 3: floor, saturated or mixed?")
+    b = rows_command("band", "question 3: floor, saturated or mixed?")
     pa = rows_command("pass-at", "pass@1 with an interval, pass@k, pass^k")
     pa.add_argument("-k", type=int, metavar="K", help="k for pass@k and pass^k (default: the smallest group)")
     t = sub.add_parser("teacher-clears", help="question 5: does a teacher beat the student?",
@@ -113,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
     t.add_argument("--json", action="store_true", help=as_json)
     field_flags(t)
+    for c in (r, b, pa, t):  # the commands that draw the band (or the teacher's gain): server/cli_picture.py
+        plot_flags(c)
     h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect",
                        description="held-out tasks needed to prove an effect", formatter_class=_Help)
     h.add_argument("--effect", type=float, default=D.PROVE_EFFECT, metavar="X", help=effect)
@@ -300,8 +303,8 @@ def _run_command(args: argparse.Namespace) -> Any:
 
     fields = _fields(args)
     def read(path: str | list[str], argument: str) -> Any:
-        return routing.read_rows(path[0] if isinstance(path, list) and len(path) == 1 else path, fields=fields,
-                                 argument=argument)
+        return remember(args, argument, routing.read_rows(path[0] if isinstance(path, list) and len(path) == 1
+                                                          else path, fields=fields, argument=argument))
 
     if args.command == "route":
         teacher = read(args.teacher_rows, "--teacher-rows") if args.teacher_rows else None
@@ -362,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command:
         try:
             verdict = _run_command(args)
+            below, wrote = picture_lines(args, verdict)  # --plot written before anything is printed
         except (ValueError, TypeError, OSError) as e:
             print(f"pick-a-method: {cli_words(_message(e), args.command)}", file=sys.stderr)
             return 2
@@ -370,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         try:  # a subcommand's answer, for a person: this path never serves MCP, so stdout is free
             print(verdict.model_dump_json(indent=2) if args.json
                   else cli_words(render(verdict, command_line), args.command))
+            for line, stream in ((below, sys.stdout), (wrote, sys.stderr if args.json else sys.stdout)):
+                if line:
+                    print(line, file=stream)
         except BrokenPipeError:  # `| head` closed the pipe: not an error
             sys.stderr.close()
         return 0

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic import ValidationError
 
 from .explain import explain, unknown
@@ -79,5 +79,6 @@ class PickServer(MCPServer):
             step = data.get("next_step")
             if isinstance(step, dict) and isinstance(step.get("arguments"), dict):
                 step["arguments"] = ready_arguments(step["arguments"])
-            result.content = [TextContent(type="text", text=compact_json(data))]
+            images = [c for c in result.content if isinstance(c, ImageContent)]  # a picture asked for (picture=true)
+            result.content = [TextContent(type="text", text=compact_json(data)), *images]
         return result

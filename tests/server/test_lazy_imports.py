@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "transformers", "pyarrow")
+HEAVY = ("torch", "transformers", "pyarrow", "matplotlib")
 
 
 def run(code: str) -> subprocess.CompletedProcess:

@@ -1,0 +1,54 @@
+"""The picture on the command line: the text sketch under the verdict of route, band, pass-at and teacher-clears,
+and `--plot FILE.png|.svg`, both drawn from the rows the command read (never read twice)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+PICTURED = ("route", "band", "pass-at", "teacher-clears")
+
+
+def plot_flags(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--plot", metavar="FILE", help="also draw the picture into FILE.png or FILE.svg (needs the [plot] "
+                                                  "extra: matplotlib)")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing file at --plot")
+
+
+def remember(args: argparse.Namespace, argument: str, rows: Any) -> Any:
+    """Keep the rows a command read under the argument that named them, for its picture."""
+    vars(args).setdefault("rows_read", {})[argument] = rows
+    return rows
+
+
+def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
+    """(the sketch to print under the verdict, or "" with --json; the line that says where --plot wrote the
+    picture, or ""). --plot is written here, before anything is printed: a refused file (it exists, the extra is
+    missing) fails the command with nothing half-shown. Colour only for a terminal (sketch.wants_colour)."""
+    if args.command not in PICTURED:
+        return "", ""
+    if args.plot:
+        from .plot import require_matplotlib
+
+        require_matplotlib("--plot")  # before the picture is built: the error, not the work, when it is missing
+    from pick_a_method.routing.picture import picture
+
+    read = getattr(args, "rows_read", {})
+    student = args.command == "teacher-clears"
+    extra = {"effect": args.effect} if "effect" in vars(args) else {}
+    p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
+                teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
+                pass_threshold=args.pass_threshold, **extra)
+    wrote = ""
+    if args.plot:
+        from .plot import write_plot
+
+        roots = [Path(d).resolve() for d in args.allow_write] or None
+        wrote = f"picture: wrote {write_plot(p, args.plot, overwrite=args.overwrite, allowed_roots=roots)}"
+    if args.json:
+        return "", wrote
+    from .sketch import sketch, wants_colour
+
+    return sketch(p, wants_colour(sys.stdout)), wrote

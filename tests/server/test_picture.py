@@ -1,0 +1,180 @@
+"""The picture for people and agents: the sketch under the verdict (no escape codes off a terminal), --plot's PNG
+and SVG (decoded, parsed; never over an existing file without --overwrite), the MCP image block beside the same
+structured verdict, and without matplotlib an error that names the [plot] extra and the line to run."""
+
+import base64
+import io
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from mcp import Client
+from PIL import Image
+
+from rowkit import EXAMPLES, MODEL
+from pick_a_method import routing
+from pick_a_method.routing.picture import picture
+from pick_a_method.server import cli
+from pick_a_method.server.app import create_server
+from pick_a_method.server.sketch import sketch, wants_colour
+
+MIXED, STUDENT, TEACHER = (str(EXAMPLES / f) for f in ("mixed.jsonl", "student.jsonl", "teacher_strong.jsonl"))
+# matplotlib made unimportable, as on the light install (find_spec then answers None, and an import fails)
+NO_MATPLOTLIB = "import sys\nsys.modules['matplotlib'] = None\n"
+
+
+def decoded(png: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(png))
+    image.load()  # the whole file, not only its header
+    assert image.format == "PNG" and 500 <= image.width <= 2400 and 400 <= image.height <= 900, image.size
+    return image
+
+
+def run_cli(*args, code=""):
+    return subprocess.run([sys.executable, "-c", code + "import sys\nfrom pick_a_method.server.cli import main\n"
+                           "sys.exit(main(sys.argv[1:]))", *args], capture_output=True, text=True, timeout=120)
+
+
+# -- the sketch -------------------------------------------------------------------------------------------------
+
+
+def test_the_sketch_prints_under_the_verdict_with_no_escape_codes_off_a_terminal():
+    out = run_cli("route", MIXED, "--model", MODEL)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "\x1b" not in text
+    sketch_at = text.index("pass rate per task (80 tasks, 8 rollouts each):")
+    assert sketch_at > text.index("grpo: Mixed")  # under the verdict
+    assert "█" in text and "<- advised, now" in text and "split share against k" in text
+    # the bars' counts are the band's
+    lines = text[sketch_at:].splitlines()
+    assert lines[1].split()[:2] == ["0", "all"] and lines[1].split()[-1] == "12"
+    assert lines[9].split()[:3] == ["1", "all", "pass"] and lines[9].split()[-1] == "11"
+    assert sum(int(line.split()[-1]) for line in lines[2:9]) == 57
+
+
+def test_colour_only_when_asked_and_never_for_a_pipe(monkeypatch):
+    rows = routing.read_rows(MIXED)
+    p = picture(rows, routing.band(rows))
+    assert "\x1b[" in sketch(p, colour=True) and "\x1b" not in sketch(p, colour=False)
+    assert sketch(p, colour=True).replace("\x1b[31m", "").replace("\x1b[32m", "").replace("\x1b[34m", "").replace(
+        "\x1b[0m", "") == sketch(p, colour=False)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert wants_colour(Terminal()) and not wants_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not wants_colour(Terminal())
+
+
+def test_the_teacher_sketch_and_json_keep_stdout_clean(tmp_path, capsys):
+    assert cli.main(["teacher-clears", TEACHER, STUDENT]) == 0
+    text = capsys.readouterr().out
+    assert "teacher minus student per shared task (48 tasks; mean +0.234" in text and "teacher ahead" in text
+    out = tmp_path / "t.png"
+    assert cli.main(["band", MIXED, "--json", "--plot", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["verdict"] == "mixed"  # stdout is the verdict alone
+    assert f"picture: wrote {out}" in captured.err
+    decoded(out.read_bytes())
+
+
+# -- --plot -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    ["route", MIXED, "--model", MODEL],
+    ["route", STUDENT, "--model", MODEL, "--teacher-rows", TEACHER],
+    ["band", str(EXAMPLES / "floor.jsonl")],
+    ["pass-at", str(EXAMPLES / "saturated.jsonl")],
+    ["teacher-clears", TEACHER, STUDENT],
+])
+def test_plot_writes_a_png_that_decodes(command, tmp_path, capsys):
+    out = tmp_path / "band.png"
+    assert cli.main([*command, "--plot", str(out)]) == 0
+    assert f"picture: wrote {out}" in capsys.readouterr().out
+    image = decoded(out.read_bytes())
+    wide = 3 if "--teacher-rows" in command else 1 if command[0] == "teacher-clears" else 2
+    assert image.width > image.height * (wide * 0.9)  # one panel a picture part, side by side
+
+
+def test_plot_writes_an_svg_that_parses(tmp_path, capsys):
+    out = tmp_path / "band.svg"
+    assert cli.main(["band", MIXED, "--plot", str(out)]) == 0
+    root = ET.fromstring(out.read_bytes())
+    assert root.tag.endswith("svg")
+    text = out.read_text()
+    assert "Pass rate per task" in text and "Split share against k" in text  # titles kept as text
+
+
+def test_plot_never_replaces_a_file_without_overwrite(tmp_path, capsys):
+    out = tmp_path / "band.png"
+    out.write_text("keep me")
+    assert cli.main(["band", MIXED, "--plot", str(out)]) == 2
+    err = capsys.readouterr()
+    assert "already exists" in err.err and "--overwrite" in err.err and err.out == ""
+    assert out.read_text() == "keep me"
+    assert cli.main(["band", MIXED, "--plot", str(out), "--overwrite"]) == 0
+    decoded(out.read_bytes())
+    assert [p.name for p in tmp_path.iterdir()] == ["band.png"]  # no temporary file left behind
+
+
+def test_plot_names_the_flag_for_a_wrong_suffix_or_folder(tmp_path, capsys):
+    assert cli.main(["band", MIXED, "--plot", str(tmp_path / "band.jpg")]) == 2
+    assert "--plot must end in .png or .svg" in capsys.readouterr().err
+    assert cli.main(["band", MIXED, "--plot", str(tmp_path / "nope" / "band.png")]) == 2
+    assert "for --plot does not exist" in capsys.readouterr().err
+    assert cli.main(["--allow-write", str(tmp_path / "inside"), "band", MIXED, "--plot",
+                     str(tmp_path / "band.png")]) == 2
+    assert "outside the folders" in capsys.readouterr().err and not (tmp_path / "band.png").exists()
+
+
+# -- MCP --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("band", {"rows_path": MIXED}),
+    ("route", {"rows_path": STUDENT, "teacher_rows_path": TEACHER, "model": MODEL}),
+    ("teacher_clears", {"teacher_rows_path": TEACHER, "student_rows_path": STUDENT}),
+])
+async def test_picture_true_adds_a_png_beside_the_same_structured_verdict(tool, args):
+    async with Client(create_server()) as c:
+        plain = await c.call_tool(tool, args)
+        pictured = await c.call_tool(tool, {**args, "picture": True})
+    assert not plain.is_error and not pictured.is_error, pictured.content[0]
+    assert pictured.structured_content == plain.structured_content
+    assert [b.type for b in plain.content] == ["text"]
+    assert [b.type for b in pictured.content] == ["text", "image"]
+    assert pictured.content[0].text == plain.content[0].text
+    image = pictured.content[1]
+    assert image.mime_type == "image/png"
+    decoded(base64.b64decode(image.data))
+
+
+# -- without matplotlib -----------------------------------------------------------------------------------------
+
+
+def test_without_matplotlib_the_error_names_the_extra_and_the_line(tmp_path):
+    out = run_cli("band", MIXED, "--plot", str(tmp_path / "band.png"), code=NO_MATPLOTLIB)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "[plot] extra" in out.stderr and "pip install 'matplotlib>=3.8,<4'" in out.stderr, out.stderr
+    assert "pip install -c constraints.txt '.[plot]'" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "band.png").exists()
+    plain = run_cli("band", MIXED, code=NO_MATPLOTLIB)  # the sketch needs no matplotlib
+    assert plain.returncode == 0 and "pass rate per task" in plain.stdout
+    mcp = subprocess.run([sys.executable, "-c", NO_MATPLOTLIB + (
+        "import anyio\nfrom mcp import Client\nfrom pick_a_method.server.app import create_server\n"
+        "async def main():\n"
+        "    async with Client(create_server()) as c:\n"
+        f"        r = await c.call_tool('band', {{'rows_path': {MIXED!r}, 'picture': True}})\n"
+        "        assert r.is_error, r\n"
+        "        print(r.content[0].text)\n"
+        "anyio.run(main)\n")], capture_output=True, text=True, timeout=120)
+    assert mcp.returncode == 0, mcp.stderr[-2000:]
+    assert "[plot] extra" in mcp.stdout and "pip install 'matplotlib>=3.8,<4'" in mcp.stdout
