@@ -23,6 +23,9 @@ from .table import table_of
 from .verdicts import NextStep
 
 SINGLE_ROLLOUT = ["FlashReinforce", "SAO", "BPCO", "rae"]
+# Said in a config step that carries no batch: the batch advice counts groups with signal, a grouped method's need.
+NO_BATCH = (" The batch is the writer's default: route's batch advice counts groups with a pass and a fail, which "
+            "only a group-relative method (GRPO) needs.")
 
 
 def reward_scale_step(a: Asked) -> Decision | None:
@@ -94,8 +97,9 @@ def rollouts_step(a: Asked) -> Decision | None:
                     NextStep(tool="preview_update", arguments={"method": "FlashReinforce"},
                              needs=["trajectories or path (logged rollouts with reward and logprobs)"],
                              why="See what FlashReinforce would admit from your logged rollouts before a GPU run."),
-                    alternatives=[a.config("rae", knobs={"group_size": 1},
-                                           why="prime-rl's single-rollout option: REINFORCE with an EMA baseline.")])
+                    alternatives=[with_gpus(a, a.config("rae", knobs={"group_size": 1},
+                                                        why="prime-rl's single-rollout option: REINFORCE with an EMA "
+                                                            "baseline." + NO_BATCH))])
 
 
 def band_step(a: Asked) -> Decision | None:
@@ -123,9 +127,10 @@ def band_step(a: Asked) -> Decision | None:
         if size is None:
             a.warn("model size unknown: OPSD needs about 7B or more; under that, SFT from a stronger model")
         return Decision("floor", ["OPSD", "SFT"], b.summary,
-                        a.config("opsd", knobs={"privileged": "reference"},
-                                 why="Self-distill with privileged context; set privileged to what the task has: "
-                                     "reference (the answer), demonstration, hint or feedback."))
+                        with_gpus(a, a.config("opsd", knobs={"privileged": "reference"},
+                                              why="Self-distill with privileged context; set privileged to what the "
+                                                  "task has: reference (the answer), demonstration, hint or feedback."
+                                                  + NO_BATCH)))
     if b.verdict == "saturated":
         return Decision("saturated", ["GroupwiseGrading", "harder eval"], b.summary,
                         NextStep(tool=None, arguments={"method": "GroupwiseGrading", "knobs": {"mode": "reward"}},
@@ -187,8 +192,8 @@ def teacher_step(a: Asked) -> Decision | None:
     where = "" if chosen is tc else f" ({t_name}, from the same file)"
     return Decision("opd", ["OPD"], f"{chosen.summary}{where} Distill from it on-policy (OPD); it matched GRPO in the "
                     f"skill's own run, so pick it for the teacher, not for cost.",
-                    a.config("opd", knobs=knobs, needs=needs,
-                             why="OPD pulls the student toward the teacher token by token."))
+                    with_gpus(a, a.config("opd", knobs=knobs, needs=needs,
+                                          why="OPD pulls the student toward the teacher token by token." + NO_BATCH)))
 
 
 def on_policy_step(a: Asked) -> Decision | None:
@@ -210,6 +215,21 @@ def on_policy_step(a: Asked) -> Decision | None:
                         NextStep(tool=None, arguments={"method": "dpo"},
                                  why="Build chosen/rejected pairs per prompt and train DPO (beta 0.1)."))
     return sft(a, next(iter(op.models), None))
+
+
+def with_gpus(a: Asked, step: NextStep, cost: Any = None) -> NextStep:
+    """The GPUs route was told, carried into the config call: prime-rl's inference / trainer split where the
+    throughputs gave one, else the count (the writer splits it evenly), each said in the step's why."""
+    if a.o.gpus is None or step.tool not in ("prime_rl_config", "trl_config", "verl_config"):
+        return step
+    if cost is not None and cost.inference_gpus and step.tool == "prime_rl_config":
+        step.arguments["gpus"] = {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
+        return step
+    step.arguments["gpus"] = a.o.gpus
+    if step.tool == "prime_rl_config":
+        step.why += (f" gpus={a.o.gpus}: the writer splits them evenly between vLLM and the trainer; give route "
+                     f"throughput for the split that makes a step quickest.")
+    return step
 
 
 def sft(a: Asked, other: str | None) -> Decision:
@@ -243,10 +263,10 @@ def grpo_step(a: Asked) -> Decision:
     if b.few_split:
         methods.append("ReinforceAda")
     advice = b.rollouts
-    # the batch only where the tasks can fill it: more prompts per step than tasks would repeat them (band warns)
-    fits = advice is not None and advice.batch and advice.prompts_per_step <= g.n_tasks
-    knobs = {"group_size": advice.group_size} if fits else None
-    batch = advice.batch if fits else None
+    # k and the batch as advised, capped at every task once a step: more prompts than tasks would repeat them
+    knobs = {"group_size": advice.group_size} if advice is not None and advice.batch else None
+    prompts = min(advice.prompts_per_step, g.n_tasks) if knobs else None
+    batch = prompts * advice.group_size if knobs else None
     if advice is not None:
         a.sure["rollouts"] = advice
         _, _, tokens = table_moments(g)
@@ -261,15 +281,18 @@ def grpo_step(a: Asked) -> Decision:
     else:
         step = a.config("grpo", knobs=knobs, batch=batch, why="Grouped RL on the split tasks with your program grader.")
     cost = a.sure.get("cost")
-    if cost is not None and cost.inference_gpus and step.tool == "prime_rl_config":  # the split, as the writer takes it
-        step.arguments["gpus"] = {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
+    with_gpus(a, step, cost)
     a.ask(6, "route", "grpo", True, {"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,
                                      "async": stale})
     summary = f"{b.summary} GRPO learns from the split tasks" + (" (wrap it in Async: the rows come from an older "
                                                                  "checkpoint)." if stale else ".")
-    if batch:
+    if batch and prompts == advice.prompts_per_step:
         summary += (f" Sample {advice.prompts_per_step} prompts x {advice.group_size} per step (batch {batch}) for "
                     f"about {advice.target_groups} groups with signal each.")
+    elif batch:
+        summary += (f" Sample all {prompts} tasks x {advice.group_size} per step (batch {batch}): the {advice.batch} "
+                    f"that would give about {advice.target_groups} groups with signal a step would repeat tasks "
+                    f"within it.")
     if cost is not None and cost.inference_gpus:
         summary += (f" On {o.gpus} GPUs: {cost.inference_gpus} for inference, {cost.trainer_gpus} for the trainer "
                     f"(about {cost.seconds_per_step:.3g} s a step).")

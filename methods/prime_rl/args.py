@@ -12,6 +12,8 @@ from pick_a_method.methods.config_write import show  # noqa: F401 - one way to c
 from pick_a_method.methods.prime_rl.constants import TASKSET_ID
 
 TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
+# Methods route may advise that are not RL: TRL's trainers write them (methods/trl/plan.py, TRAINER_METHODS).
+TRL_ONLY = {"sft": "SFT on the passing rows (TRL's SFTTrainer)", "dpo": "DPO on chosen/rejected pairs (TRL's DPOTrainer)"}
 
 
 def as_int(name: str, value: Any, lo: int, fix: str) -> int:
@@ -65,6 +67,17 @@ def check_taskset(taskset: Any) -> str:
             else " Use letters, digits, '.', '_' and '-' (optionally 'owner/name' and '@version')."
         )
         raise ValueError(f"taskset {text!r} is not a taskset id.{hint}")
+    name = text.rsplit("/", 1)[-1].split("@", 1)[0]
+    if "." in name:
+        # verifiers a60a606 imports the name part as a module ('-' as '_'): a '.' makes it a submodule path it cannot
+        # find (verifiers/v1/utils/loaders.py, _import_plugin; checked with prime-rl 559b44772's own loader).
+        fixed = text.replace(name, name.replace(".", "-"), 1)
+        raise ValueError(
+            f"taskset {text!r}: the name part {name!r} holds a '.', and verifiers (the commit prime-rl pins) imports a "
+            f"taskset as the module its name part names ({name.replace('-', '_').lower()!r}, a submodule path it "
+            f"cannot import). Dots belong in the owner or the version. Fix: the id of the installed package, e.g. "
+            f"{fixed!r}."
+        )
     return text
 
 
@@ -100,6 +113,13 @@ def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
                 f"(got {type(method).__name__} and knobs {dict(knobs)!r})"
             )
         return method
+    name = method.get("name") if isinstance(method, Mapping) else method
+    if isinstance(name, str) and name.strip().lower().replace("-", "_") in TRL_ONLY:
+        raise ValueError(
+            f"method {name.strip()!r} is not an RL method: prime_rl_config writes prime-rl's RL run (`rl`). Write "
+            f"{TRL_ONLY[name.strip().lower().replace('-', '_')]} with trl_config(method={name.strip().lower()!r}, "
+            f"model=...) instead."
+        )
     if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
         spec = dict(method)
         name = spec.pop("name", None)
@@ -164,8 +184,18 @@ def split_nodes(nodes: Any) -> tuple[int, int] | None:
     if nodes is None:
         return None
     if isinstance(nodes, Mapping):
-        if set(nodes) != {"inference", "trainer"}:
+        if set(nodes) - {"inference", "trainer"}:
             raise ValueError(f"nodes as a mapping takes exactly 'inference' and 'trainer'; got {dict(nodes)!r}. {fix}")
+        given = {k: v for k, v in nodes.items() if v is not None}
+        if len(given) < 2:
+            side = next(iter(given), None)
+            other = "trainer" if side == "inference" else "inference"
+            raise ValueError(
+                f"nodes: the {other}'s machines are missing; a multi-node run names both. Fix: "
+                + (f"nodes={{'inference': {given[side]}, 'trainer': <machines>}}" if side == "inference" else
+                   f"nodes={{'inference': <machines>, 'trainer': {given[side]}}}" if side else "nodes=<machines>")
+                + ", or leave nodes out for one node."
+            )
         n_inf = as_int("nodes['inference']", nodes["inference"], 1, fix)
         n_tr = as_int("nodes['trainer']", nodes["trainer"], 1, fix)
         return n_inf, n_tr

@@ -9,7 +9,6 @@ version notes and the launch command.
 
 from __future__ import annotations
 
-import copy
 import os
 import shlex
 from collections.abc import Mapping, Sequence
@@ -19,15 +18,10 @@ from pydantic import Field
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.prime_rl.constants import (
-    AGENT_HARNESS_ID,
-    AGENT_RUNTIME_TYPE,
     GROUP_RELATIVE_ALGOS,
-    MULTI_AGENT_SEATS,
     PRIME_RL_COMMIT,
     PRIME_RL_GPUS_PER_NODE,
-    PRIME_RL_TAG,
     PRIME_RL_VERSION,
-    TASKSET_SPLITS,
 )
 from pick_a_method.methods.prime_rl import knobs as K
 from pick_a_method.methods.prime_rl.args import (
@@ -39,7 +33,8 @@ from pick_a_method.methods.prime_rl.args import (
     split_gpus,
     split_nodes,
 )
-from pick_a_method.methods.prime_rl.overrides import apply_overrides
+from pick_a_method.methods.prime_rl import tasksets as T
+from pick_a_method.methods.prime_rl.overrides import apply_overrides, reconcile, snapshot
 from pick_a_method.methods.prime_rl.plan import Plan, method_plan
 from pick_a_method.methods.prime_rl.renderers import (
     ADDED_AFTER_0_1_9,
@@ -120,7 +115,8 @@ def prime_rl_config(
     - ``gpus``: total GPUs on one node (split half to vLLM, the rest to the trainer; default 2) or
       ``{"inference": n, "trainer": m}``. With ``nodes``: GPUs per node (default prime-rl's 8).
     - ``nodes``: machines for a multi-node run through prime-rl's SLURM launcher: an int (half run
-      vLLM) or ``{"inference": n, "trainer": m}``; ``slurm``: ``[slurm]`` keys (partition, account, ...).
+      vLLM) or ``{"inference": n, "trainer": m}``; ``slurm``: ``[slurm]`` keys (partition, account, ...),
+      with ``nodes`` or alone (one node submitted through SLURM).
     - ``steps``: ``max_steps``. ``batch``: rollouts per step (``orchestrator.batch_size``), a
       multiple of the group size. ``lora``: train a LoRA adapter (``[trainer.model.lora]``).
     - ``wandb``: ``{project, name, entity, offline}`` -> ``[monitors.wandb]``.
@@ -151,9 +147,6 @@ def prime_rl_config(
         per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
         n_infer, n_train = (n * (per_node or PRIME_RL_GPUS_PER_NODE) for n in node_split)
     else:
-        if slurm is not None:
-            raise ValueError("slurm applies to a multi-node run; pass nodes=<machines> (or nodes={'inference': n, "
-                             "'trainer': m}) with it, or leave slurm out for one node.")
         n_infer, n_train = split_gpus(D.PRIME_RL_GPUS if gpus is None else gpus)
     steps = as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
     batch = as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
@@ -183,21 +176,22 @@ def prime_rl_config(
     K.apply_checkpoint(config, checkpoint, name, run)
     if node_split is not None:
         K.apply_nodes(config, node_split, per_node, slurm, name, label, run)
+    elif slurm is not None:  # one node through SLURM (prime-rl's single_node_rl.sbatch.j2, configs/rl.py)
+        K.apply_slurm(config, slurm, name, label, run)
     K.apply_inference(config, max_model_len, gpu_memory_utilization, run)
-    K.apply_eval(config, taskset, eval_taskset, eval_split, lambda ts: _source(ts), run)
+    K.apply_eval(config, taskset, eval_taskset, eval_split, run)
     K.apply_scheduler(config, scheduler, warmup_steps, steps, run)
     honored.update(run.honored)
     warnings.extend(run.warnings)
     if overrides:
+        before = snapshot(config, honored)
         for key in apply_overrides(config, overrides):
             honored[key] = f"{key} (override, as given)"
-        _reconcile_overrides(config, honored, ignored)
+        reconcile(config, before, overrides, honored, ignored, warnings)
+        run.notes.extend(T.name_sources(config))
     problems = validate_prime_rl(config)
     if problems:
-        raise ValueError(
-            f"the config would not load in prime-rl {PRIME_RL_TAG}: " + "; ".join(problems)
-            + (". Fix the overrides or arguments named above." if overrides else ".")
-        )
+        raise ValueError(R.refusal(problems, bool(overrides)))
     _check_final(config, label, taskset, model, warnings)
     notes = run.notes + R.version_notes(config, taskset, inner.name)
 
@@ -267,15 +261,6 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
         )
 
 
-def _reconcile_overrides(config: dict[str, Any], honored: dict[str, str], ignored: dict[str, str]) -> None:
-    """An override that replaces a table the method's knobs wrote takes those knobs out of `honored`."""
-    loss = get_path(config, "trainer.loss.type")
-    for knob in ("correction", "ipo_threshold"):
-        if honored.get(knob, "").startswith("trainer.loss") and loss != "ipo":
-            honored.pop(knob)
-            ignored[knob] = f"replaced by the override of trainer.loss (type {loss or 'default'!r})."
-
-
 def _check_batch(batch: int, group_size: int) -> None:
     if batch % group_size:
         low = batch // group_size * group_size
@@ -307,8 +292,8 @@ def _assemble(
         -(-(plan.max_tokens + D.PRIME_RL_PROMPT_TOKENS) // D.PRIME_RL_SEQ_LEN_MULTIPLE) * D.PRIME_RL_SEQ_LEN_MULTIPLE,
     )
 
-    train_source = _source(taskset)
-    split = TASKSET_SPLITS.get(taskset)
+    train_source = T.source(taskset)
+    split = T.split_table(taskset)
     if split is not None and split[2] != "train" and "train" in (split[1] or ("train",)):
         # a bundled taskset whose default split is not its training split (gsm8k reads "test" unless told)
         train_source["env"]["taskset"][split[0]] = "train"
@@ -328,7 +313,7 @@ def _assemble(
             "num_examples": D.PRIME_RL_EVAL_EXAMPLES,
             "group_size": D.PRIME_RL_EVAL_GROUP,
             "sampling": {"temperature": plan.temperature, "max_completion_tokens": plan.max_tokens},
-            "source": [_source(taskset)],
+            "source": [T.source(taskset)],
         },
     }
     trainer: dict[str, Any] = {"optim": {"lr": plan.lr}}
@@ -359,14 +344,6 @@ def _assemble(
     }
 
 
-def _source(taskset: str) -> dict[str, Any]:
-    """A fresh source table, seats included: an override of one source must not change another."""
-    seats = MULTI_AGENT_SEATS.get(taskset, ("agent",))
-    env = {"taskset": {"id": taskset},
-           **{seat: {"harness": {"id": AGENT_HARNESS_ID}, "runtime": {"type": AGENT_RUNTIME_TYPE}} for seat in seats}}
-    return {"name": taskset if taskset != "agg" else "agg-taskset", "env": copy.deepcopy(env)}
-
-
 def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, warnings: list[str]) -> None:
     """Checks on the final config (after overrides) that prime-rl's loader does not make."""
     algo_type = get_path(config, "orchestrator.algo.type", "grpo")
@@ -393,7 +370,7 @@ def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, w
                 "not a group mean. On a single-agent taskset this is REINFORCE with an EMA baseline; prime-rl's rae is "
                 "built for multi-agent self-play."
             )
-        elif taskset not in MULTI_AGENT_SEATS:
+        elif T.seats(taskset) is None:
             warnings.append(
                 f"rae on a single-agent taskset is REINFORCE with an EMA baseline (decay {decay:g}); with "
                 f"group_size {smallest} grpo's group mean is usually the better baseline."

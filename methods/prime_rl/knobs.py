@@ -4,9 +4,10 @@ prime-rl's schema reads it, with the key recorded for ``honored``:
     wandb={project, name, entity, offline}  [monitors.wandb] (offline: per-process blocks, see below)
     checkpoint={interval, keep_last, resume} [ckpt] and [resume]
     run_name, output_dir                    run.name, output_dir (the run folder is output_dir/run.name)
-    nodes, gpus (per node), slurm={...}     [deployment] type = "multi_node" + [slurm] (prime-rl's SLURM launcher)
+    nodes, gpus (per node), slurm={...}     [deployment] type = "multi_node" + [slurm] (prime-rl's SLURM launcher);
+                                            slurm alone: one node through SLURM
     max_model_len, gpu_memory_utilization   [inference.vllm]
-    eval_taskset, eval_split                [[orchestrator.eval.source]] env.taskset
+    eval_taskset, eval_split                [[orchestrator.eval.source]] env.taskset (and its name)
     scheduler, warmup_steps                 [trainer.scheduler]
 
 Field names and rules come from prime-rl 559b44772's config classes (configs/rl.py, shared.py,
@@ -35,8 +36,8 @@ from pick_a_method.methods.prime_rl.constants import (
     PRIME_RL_GPUS_PER_NODE,
     PRIME_RL_WARMUP_STEPS,
     SLURM_KEYS,
-    TASKSET_SPLITS,
 )
+from pick_a_method.methods.prime_rl import tasksets as T
 
 WANDB_KEYS = ("project", "name", "entity", "offline")
 CHECKPOINT_KEYS = ("interval", "keep_last", "resume")
@@ -144,6 +145,21 @@ def apply_nodes(config: dict[str, Any], split: tuple[int, int], per_node: int | 
         deployment["gpus_per_node"] = per_node
         out.honored["gpus"] = "deployment.gpus_per_node"
     config["deployment"] = deployment
+    apply_slurm(config, slurm, run_name, label, out)
+    out.honored["nodes"] = "deployment.num_train_nodes, deployment.num_infer_nodes"
+    gpus = per_node or PRIME_RL_GPUS_PER_NODE
+    if _lora_on(config):
+        out.notes.append("LoRA weights reach vLLM through the filesystem (prime-rl forces it with LoRA): output_dir "
+                         "must be on a filesystem every node shares.")
+    out.notes.append(
+        f"{n_train} trainer node(s) x {gpus} GPUs and {n_infer} inference node(s) x {gpus} GPUs under SLURM: each "
+        "inference node runs gpus_per_node / inference.vllm.tensor_parallel_size vLLM engines behind one router."
+    )
+
+
+def apply_slurm(config: dict[str, Any], slurm: Any, run_name: str | None, label: str, out: Applied) -> None:
+    """[slurm]: `rl` writes an sbatch script from prime-rl's template (single_node_rl.sbatch.j2 for a
+    single_node deployment, multi_node_rl.sbatch.j2 otherwise: configs/rl.py, auto_setup_slurm_template)."""
     spec = {} if slurm is None else check_mapping("slurm", slurm, SLURM_KEYS, "{'partition': 'gpu', 'account': 'me'}")
     table: dict[str, Any] = {"job_name": run_name or f"pick-a-method-{label.replace(' ', '-')}"}
     for key, value in spec.items():
@@ -155,16 +171,7 @@ def apply_nodes(config: dict[str, Any], split: tuple[int, int], per_node: int | 
             table[key] = check_text(f"slurm['{key}']", value)
         out.honored[f"slurm.{key}"] = f"slurm.{key}"
     config["slurm"] = table
-    out.honored["nodes"] = "deployment.num_train_nodes, deployment.num_infer_nodes"
     out.needs.append("a SLURM cluster: `rl` writes an sbatch script and submits it (sbatch)")
-    gpus = per_node or PRIME_RL_GPUS_PER_NODE
-    if _lora_on(config):
-        out.notes.append("LoRA weights reach vLLM through the filesystem (prime-rl forces it with LoRA): output_dir "
-                         "must be on a filesystem every node shares.")
-    out.notes.append(
-        f"{n_train} trainer node(s) x {gpus} GPUs and {n_infer} inference node(s) x {gpus} GPUs under SLURM: each "
-        "inference node runs gpus_per_node / inference.vllm.tensor_parallel_size vLLM engines behind one router."
-    )
 
 
 def _lora_on(config: dict[str, Any]) -> bool:
@@ -192,43 +199,49 @@ def apply_inference(config: dict[str, Any], max_model_len: Any, gpu_memory_utili
 
 
 def split_value(taskset: str, split: Any) -> dict[str, Any]:
-    """The taskset keys that select ``split``: a known taskset's own key, or the caller's mapping."""
+    """The taskset keys that select ``split``: a bundled taskset's own key (tasksets.py), or the caller's mapping;
+    each refusal's fix comes from the same tables, so following it gives a config that loads."""
+    keys = T.taskset_keys(taskset)
     if isinstance(split, Mapping):
         if not split or not all(isinstance(k, str) and k for k in split):
             raise ValueError(f"eval_split as a mapping names the taskset's own keys, e.g. {{'split': 'test'}}; got {show(split)}")
+        unknown = [k for k in split if keys is not None and k not in keys]
+        if unknown:
+            raise ValueError(f"eval_split {show(dict(split))}: {', '.join(map(repr, unknown))} is not a key of the "
+                             f"{T.name_part(taskset)!r} taskset. Fix: {T.eval_split_advice(taskset)}.")
         return {k: v for k, v in split.items()}
     text = check_text("eval_split", split)
-    if taskset not in TASKSET_SPLITS:
+    table = T.split_table(taskset)
+    if table is None:
+        if keys is not None:  # bundled, with no split key
+            raise ValueError(f"eval_split {text!r}: {T.eval_split_advice(taskset)}.")
         raise ValueError(
             f"eval_split: the taskset {taskset!r} names its split key itself (reverse-text's is 'dataset_split', "
             f"gsm8k's 'split'), and this writer does not know {taskset!r}'s. Fix: pass the key with the split, "
             f"eval_split={{'<its split key>': {text!r}}}, e.g. eval_split={{'split': {text!r}}}."
         )
-    key, allowed, _default = TASKSET_SPLITS[taskset]
+    key, allowed, _default = table
     if allowed is not None and text not in allowed:
         raise ValueError(f"eval_split {text!r}: the taskset {taskset!r} has the splits {', '.join(allowed)} "
-                         f"(its key {key!r}); pick one, or eval_taskset=<another taskset>.")
+                         f"(its key {key!r}). Fix: {T.eval_split_advice(taskset)}.")
     return {key: text}
 
 
-def apply_eval(config: dict[str, Any], taskset: str, eval_taskset: Any, eval_split: Any, source: Any,
-               out: Applied) -> None:
-    """Point [[orchestrator.eval.source]] at another taskset and/or split (a fresh source table)."""
+def apply_eval(config: dict[str, Any], taskset: str, eval_taskset: Any, eval_split: Any, out: Applied) -> None:
+    """Point [[orchestrator.eval.source]] at another taskset and/or split (a fresh source table, named after the
+    taskset's name part and the split: prime-rl writes its env-server file under that name)."""
     if eval_taskset is None and eval_split is None:
         return
     ev = check_taskset(eval_taskset) if eval_taskset is not None else taskset
-    eval_source = source(ev)
-    if eval_split is not None:
-        keys = split_value(ev, eval_split)
-        eval_source["env"]["taskset"].update(keys)
-        label = "-".join(str(v) for v in keys.values())
-        eval_source["name"] = f"{eval_source['name']}-{label}"
-        for key in keys:
-            out.honored["eval_split"] = f"orchestrator.eval.source.0.env.taskset.{key}"
-        train_keys = config["orchestrator"]["train"]["source"][0]["env"]["taskset"]
-        if ev == taskset and all(train_keys.get(k, TASKSET_SPLITS.get(ev, ("", None, None))[2]) == v
-                                 for k, v in keys.items()):
-            out.warnings.append(f"eval_split {eval_split!r} is the split the run trains on: the eval is not held out.")
+    keys = split_value(ev, eval_split) if eval_split is not None else {}
+    eval_source = T.source(ev, "-".join(str(v) for v in keys.values()) or None)
+    eval_source["env"]["taskset"].update(keys)
+    for key in keys:
+        out.honored["eval_split"] = f"orchestrator.eval.source.0.env.taskset.{key}"
+    train_keys = config["orchestrator"]["train"]["source"][0]["env"]["taskset"]
+    default = (T.split_table(ev) or ("", None, None))[2]
+    if keys and ev == taskset and all(train_keys.get(k, default) == v for k, v in keys.items()):
+        out.warnings.append(f"eval_split {eval_split!r} is the split the run trains on: the eval is not held out.")
     if eval_taskset is not None:
         out.honored["eval_taskset"] = "orchestrator.eval.source.0.env.taskset.id"
     config["orchestrator"]["eval"]["source"] = [eval_source]

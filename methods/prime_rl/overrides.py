@@ -8,8 +8,25 @@ not already have (a discriminated union such as ``trainer.loss``, ``trainer.sche
 
 from __future__ import annotations
 
+import copy
+import re
 from collections.abc import Mapping
 from typing import Any
+
+_MISSING = object()
+
+
+def get_path(node: Any, dotted: str, default: Any = None) -> Any:
+    """The value at a dotted path whose parts may index lists ('orchestrator.eval.source.0.env'), else `default`."""
+    for part in dotted.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return default
+    return node
+
 
 def apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any]) -> list[str]:
     applied = []
@@ -90,3 +107,40 @@ def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
             _merge(into[k], v)
         else:
             into[k] = v
+
+
+def knob_paths(honored: Mapping[str, str]) -> dict[str, list[str]]:
+    """knob -> the dotted keys its `honored` entry names ('a.b, c.d (note)' -> ['a.b', 'c.d'])."""
+    out = {}
+    for knob, where in honored.items():
+        head = where.split(" (", 1)[0]
+        out[knob] = [p for p in re.split(r",\s*|\s+/\s+", head) if re.fullmatch(r"[A-Za-z_]\w*(\.\w+)*", p)]
+    return out
+
+
+def snapshot(config: Mapping[str, Any], honored: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The value at each key a knob was written to, before the overrides (absent keys: a default, not checked)."""
+    return {knob: {p: copy.deepcopy(v) for p in paths if (v := get_path(config, p, _MISSING)) is not _MISSING}
+            for knob, paths in knob_paths(honored).items()}
+
+
+def reconcile(config: Mapping[str, Any], before: Mapping[str, Mapping[str, Any]], overrides: Mapping[str, Any],
+              honored: dict[str, str], ignored: dict[str, str], warnings: list[str]) -> None:
+    """A knob whose key an override removed or changed is not honored: it moves to `ignored` with a warning, so
+    `honored` is true to the file written."""
+    for knob, values in before.items():
+        for path, old in values.items():
+            new = get_path(config, path, _MISSING)
+            if new == old:
+                continue
+            key = next((k for k in overrides if k == path or path.startswith(k + ".") or k.startswith(path + ".")),
+                       None)
+            if key is None:
+                continue
+            gone = new is _MISSING
+            how = (f"removed by overrides[{key!r}] = None" if gone and overrides[key] is None
+                   else f"replaced by the override of {key}")
+            honored.pop(knob, None)
+            ignored[knob] = f"{how}: the file " + (f"has no {path}." if gone else f"holds {path} = {new!r}.")
+            warnings.append(f"{knob} is not in the file: {ignored[knob]} Drop {knob} or the override.")
+            break

@@ -10,7 +10,8 @@ from typing import Any
 
 import tomli_w
 
-from pick_a_method.methods.prime_rl.constants import PRIME_RL_VERSION
+from pick_a_method.methods.prime_rl import tasksets as T
+from pick_a_method.methods.prime_rl.constants import PRIME_RL_TAG, PRIME_RL_VERSION
 from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
 from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
 from pick_a_method.routing.verdicts import NextStep
@@ -48,11 +49,8 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
     )
     eval_sources = get_path(config, "orchestrator.eval.source", []) or []
     if any(s.get("env") == get_path(config, "orchestrator.train.source.0.env") for s in eval_sources):
-        notes.append(
-            "The eval block reads the training taskset and split; for a held-out check pass eval_split (e.g. "
-            "eval_split='test' for reverse-text, whose split key is dataset_split) and/or eval_taskset, or drop the "
-            "eval with overrides={'orchestrator.eval': None}."
-        )
+        notes.append(f"The eval block reads the training taskset and split; for a held-out check "
+                     f"{T.eval_split_advice(taskset)}.")
     if "inference" in config and get_path(config, "inference.vllm.max_model_len") is None:
         notes.append(
             f"inference.vllm.max_model_len is unset, so vLLM serves the model's full context while the trainer cuts "
@@ -65,6 +63,28 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
             "then as a top-level field; the taskset's rows must carry it."
         )
     return notes
+
+
+# Keys whose range this writer checks where prime-rl's classes take any value of the type: the file loads and
+# `rl` starts, then vLLM or W&B refuses it (configs/inference.py VllmConfig: max_model_len and
+# gpu_memory_utilization unbounded; configs/monitors.py WandbMonitorConfig: plain str fields).
+LAUNCH_CHECKS = {"inference.vllm.max_model_len": "vLLM", "inference.vllm.gpu_memory_utilization": "vLLM",
+                 **{f"{side}monitors.wandb.{k}": "W&B" for side in ("", "trainer.", "orchestrator.")
+                    for k in ("project", "entity", "name")}}
+
+
+def refusal(problems: list[str], overrides: bool) -> str:
+    """The refusal of a config with problems, each said as what fails: prime-rl's loader, or vLLM / W&B at launch."""
+    later = {p: LAUNCH_CHECKS[key] for p in problems if (key := p.split(":", 1)[0].strip()) in LAUNCH_CHECKS}
+    parts = []
+    loader = [p for p in problems if p not in later]
+    if loader:
+        parts.append(f"the config would not load in prime-rl {PRIME_RL_TAG}: " + "; ".join(loader))
+    for tool in sorted(set(later.values())):
+        mine = [p for p, t in later.items() if t == tool]
+        parts.append(f"prime-rl {PRIME_RL_TAG} would load the config, but {tool} would refuse it at launch: "
+                     + "; ".join(mine))
+    return ". ".join(parts) + (". Fix the overrides or arguments named above." if overrides else ".")
 
 
 def render(config: dict[str, Any], label: str, taskset: str, model: str, *, header_name: str) -> str:

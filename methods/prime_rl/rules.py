@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pick_a_method.methods.prime_rl.constants import (
-    MULTI_AGENT_SEATS,
     PRIME_RL_GPUS_PER_NODE,
     PROTECTED_ENV_VARS,
     TASKSET_COMMON_KEYS,
-    TASKSET_KEYS,
     VLLM_MAX_LORA_RANK,
 )
+from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.renderers import MODEL_RENDERER_MAP, RENDERERS_VERSION
 from pick_a_method.methods.prime_rl.schema import check_keys, get_path
 
@@ -143,16 +142,12 @@ def _algorithms(config: Mapping[str, Any], problems: list[str]) -> None:
             problems.append(f"{where}.sampling.source: {kind} must sample from \"policy\"; got {src!r}")
 
 
-def _source_name(src: Mapping[str, Any]) -> Any:
-    env = src.get("env", {})
-    env_id = "+".join(x for x in (env.get("id"), get_path(env, "taskset.id")) if x)
-    return src.get("name") or env_id
-
-
 def _sources(config: Mapping[str, Any], problems: list[str]) -> None:
-    """Names unique per split, `agg` reserved, an eval block has a source (configs/orchestrator.py)."""
+    """Names unique per split, `agg` reserved, an eval block has a source (configs/orchestrator.py); each name one
+    file name (write_subconfigs, tasksets.py)."""
+    problems.extend(T.file_name_problems(dict(config)))
     for part in ("train", "eval"):
-        names = [_source_name(s) for s in _get(config, f"orchestrator.{part}.source", []) or []]
+        names = [T.resolved_name(s) for s in _get(config, f"orchestrator.{part}.source", []) or []]
         for name in sorted({n for n in names if names.count(n) > 1}):
             problems.append(f"orchestrator.{part}.source: name {name!r} is used twice; give each source its own name")
         if "agg" in names:
@@ -166,10 +161,10 @@ def _sources(config: Mapping[str, Any], problems: list[str]) -> None:
 def _taskset_keys(where: str, env: Mapping[str, Any], problems: list[str]) -> None:
     """The keys of a bundled taskset (constants.TASKSET_KEYS); others are checked where they are installed."""
     taskset = env.get("taskset", {})
-    known = TASKSET_KEYS.get(taskset.get("id"))
+    known = T.taskset_keys(str(taskset.get("id", "")))
     if known is None or "id" in env:  # an env class of its own may narrow the taskset differently
         return
-    seats = MULTI_AGENT_SEATS.get(taskset["id"])
+    seats = T.seats(taskset["id"])
     if seats is not None and "agent" in env:  # a multi-agent env names its own seats instead of env.agent
         problems.append(f"{where.rsplit('.', 1)[0]}.agent: the {taskset['id']!r} env has no single agent; its seats are "
                         f"{', '.join(seats)} (e.g. {where.rsplit('.', 1)[0]}.{seats[0]}.max_turns)")

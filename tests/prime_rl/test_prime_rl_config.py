@@ -516,11 +516,22 @@ def test_bad_taskset_ids_are_refused(taskset):
         prime_rl_config(taskset, "grpo", model=MODEL)
 
 
-@pytest.mark.parametrize("taskset", ["reverse-text", "gsm8k", "owner/name@1.0.2", "my_tasks.v2"])
+@pytest.mark.parametrize("taskset", ["reverse-text", "gsm8k", "owner/name@1.0.2", "my.org/my_tasks-v2@2.0.0-rc.1"])
 def test_good_taskset_ids(taskset):
     res = prime_rl_config(taskset, "grpo", model=MODEL)
     assert res.config["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] == taskset
     assert not any("ends in '-v1'" in n for n in res.notes)
+
+
+@pytest.mark.parametrize("taskset", ["my_tasks.v2", "owner/name.v2@1.0"])
+def test_a_dot_in_the_name_part_is_refused_with_an_id_that_imports(taskset):
+    # verifiers a60a606 imports the name part as a module: 'my_tasks.v2' is a submodule path (loaders.py,
+    # _import_plugin); prime-rl's own loader fails on it with ModuleNotFoundError.
+    with pytest.raises(ValueError, match="holds a '.'") as err:
+        prime_rl_config(taskset, "grpo", model=MODEL)
+    fixed = str(err.value).rsplit("e.g. ", 1)[1].rstrip(".").strip("'")
+    assert "." not in fixed.rsplit("/", 1)[-1].split("@")[0]
+    assert table_check(prime_rl_config(fixed, "grpo", model=MODEL).config) == []
 
 
 def test_unknown_methods_and_knob_misuse_are_refused():

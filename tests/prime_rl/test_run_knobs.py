@@ -70,14 +70,26 @@ def test_multi_node_through_slurm():
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"nodes": {"inference": 1}}, "exactly 'inference' and 'trainer'"),
+    ({"nodes": {"inference": 1}}, r"the trainer's machines are missing.*Fix: nodes=\{'inference': 1, 'trainer': <machines>\}"),
+    ({"nodes": {"inference": 1, "trainers": 2}}, "exactly 'inference' and 'trainer'"),
     ({"nodes": 2, "gpus": {"inference": 1, "trainer": 1}}, "GPUs per node"),
-    ({"slurm": {"partition": "gpu"}}, "pass nodes="),
     ({"nodes": 2, "slurm": {"partitoin": "gpu"}}, "unknown key"),
+    ({"slurm": {"partitoin": "gpu"}}, "unknown key"),
 ])
 def test_node_arguments_are_checked(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make(**kwargs)
+
+
+@pytest.mark.parametrize("nodes", [None, 1])
+def test_slurm_on_one_node(nodes):
+    # prime-rl submits a single_node deployment through SLURM too (configs/rl.py, auto_setup_slurm_template:
+    # single_node_rl.sbatch.j2); the GPU split stays single-node.
+    res = make(slurm={"partition": "gpu"}, nodes=nodes, gpus=8, run_name="one")
+    assert res.config["slurm"] == {"job_name": "one", "partition": "gpu"}
+    assert res.config["deployment"] == {"num_infer_gpus": 4, "num_train_gpus": 4}
+    assert res.honored["slurm.partition"] == "slurm.partition" and any("SLURM" in n for n in res.needs)
+    assert table_check(res.config) == []
 
 
 def test_multi_node_without_slurm_is_refused_naming_the_key():
