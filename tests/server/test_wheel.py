@@ -1,8 +1,9 @@
 """The light install, as `pip install pick-a-method` gives it: the built wheel in a fresh virtualenv without torch.
 
 The wheel claims one top-level package (pick_a_method); the router, the server and the CLI work; preview_update
-and the tokenizer check answer with the [torch] extra's install line. pip resolves the light dependencies from
-the index (its cache makes a rerun quick), so the test needs PyPI: deselect it offline with -m "not network".
+and the tokenizer check answer with the [torch] extra's install line, runnable as printed. pip resolves the light
+dependencies from the index (its cache makes a rerun quick), so the test needs PyPI: deselect it offline with
+-m "not network".
 """
 
 import importlib.util
@@ -18,7 +19,10 @@ from rowkit import EXAMPLES, MODEL
 
 pytestmark = pytest.mark.network
 REPO = Path(__file__).resolve().parents[2]
-EXTRA = "pip install 'torch>=2.2,<3' 'transformers>=4.40,<6'"
+# The [torch] hint as the light install prints it: its own python has no pip (made without), so uv's, with the
+# extra's ranges and PyTorch's CPU index; {python} is the light venv's interpreter.
+EXTRA = ("uv pip install --python {python} 'torch>=2.2,<3' 'transformers>=4.40,<6' "
+         "--extra-index-url https://download.pytorch.org/whl/cpu")
 
 MCP_CHECK = f"""
 import anyio, json, sys
@@ -79,7 +83,7 @@ def test_the_router_and_the_cli_work_and_torch_features_name_the_extra(light, tm
     assert config.returncode == 0 and "[orchestrator" in config.stdout, config.stderr
     preview = subprocess.run([str(exe), "preview-update", str(EXAMPLES / "traces.jsonl")], capture_output=True,
                              text=True, timeout=120, cwd=tmp_path)
-    assert preview.returncode == 2 and EXTRA in preview.stderr, preview.stderr
+    assert preview.returncode == 2 and EXTRA.format(python=light) in preview.stderr, preview.stderr
 
 
 def test_the_server_works_and_torch_tools_name_the_extra(light, tmp_path):
@@ -87,5 +91,5 @@ def test_the_server_works_and_torch_tools_name_the_extra(light, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["route"] == "grpo" and seen["torch"] is False
-    assert seen["preview"][0] and EXTRA in seen["preview"][1]
-    assert seen["tokenizer"][0] and EXTRA in seen["tokenizer"][1]
+    assert seen["preview"][0] and EXTRA.format(python=light) in seen["preview"][1]
+    assert seen["tokenizer"][0] and EXTRA.format(python=light) in seen["tokenizer"][1]
