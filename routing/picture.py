@@ -30,6 +30,7 @@ RATE_BINS = 10
 DIFF_BINS = 20
 
 # The band's bars: rate 0, strictly between, rate 1. The paired bars: the student ahead, a tie, the teacher ahead.
+TEACHER_ANSWERS = ("clears", "does_not_clear", "tokenizer_mismatch", "undecided")  # TeacherClears.verdict
 Kind = Literal["all_fail", "split", "all_pass", "student_ahead", "tie", "teacher_ahead"]
 
 
@@ -89,8 +90,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     if isinstance(verdict, TeacherClears):
         if teacher_rows is None:
             raise ValueError("a teacher_clears picture needs the teacher's rows")
-        panel = paired_panel(as_rows(teacher_rows, what="teacher_rows"), rows, pass_threshold, verdict.effect, verdict)
-        return Picture(title=f"{source}: teacher {verdict.verdict.replace('_', ' ')}",
+        teacher = as_rows(teacher_rows, what="teacher_rows")
+        panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
+        return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
     own, _ = split_samplers(rows, model)
     b = verdict if isinstance(verdict, Band) else band(own, pass_threshold=pass_threshold)
@@ -99,6 +101,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     pair = None
     if teacher_rows is not None:
         pair = paired_panel(as_rows(teacher_rows, what="teacher_rows"), own, pass_threshold, effect, None)
+    if pair is not None and isinstance(verdict, Route):  # question 5's answer, where the route asked it
+        answer = next((t.answer for t in verdict.trace if t.name == "teacher_clears"), None)
+        pair.verdict = answer if answer in TEACHER_ANSWERS else None
     if isinstance(verdict, Route):
         head, route = f"route {verdict.route}", verdict.route
         lead = f"Route: {verdict.route} ({', '.join(verdict.methods)})."

@@ -51,4 +51,4 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
         return "", wrote
     from .sketch import sketch, wants_colour
 
-    return sketch(p, wants_colour(sys.stdout)), wrote
+    return "\n" + sketch(p, wants_colour(sys.stdout)), wrote  # a blank line apart from the verdict

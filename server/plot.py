@@ -57,7 +57,7 @@ def draw(picture: Any, fmt: str = "png") -> bytes:
     fig.suptitle(picture.title, fontsize=13, fontweight="bold")
     width = int(len(panels or [1]) * PANEL_INCHES[0] * 14)  # characters of caption per line at 10 pt
     fig.text(0.5, 0.02, "\n".join(textwrap.wrap(picture.caption, width)), ha="center", va="bottom", fontsize=10)
-    fig.tight_layout(rect=(0, 0.11, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     out = io.BytesIO()
     metadata = {"Software": None} if fmt == "png" else {"Date": None}  # the same rows give the same bytes
     fig.savefig(out, format=fmt, metadata=metadata)
@@ -75,8 +75,12 @@ def write_plot(picture: Any, out: Any, *, overwrite: bool, allowed_roots: Sequen
                         overwrite=overwrite, allowed_roots=allowed_roots, argument="--plot")
 
 
-def _bars(ax: Any, bars: list[Any], width: float, extra: Sequence[Any] = (), where: str = "upper center") -> None:
-    xs = [(b.low + b.high) / 2 for b in bars]
+def _bars(ax: Any, bars: list[Any], xs: list[float], width: float, extra: Sequence[Any] = (),
+          where: str = "upper center") -> None:
+    """The bars with their counts on top, and a legend of each kind's total (then `extra`: the marked lines)."""
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
     drawn = ax.bar(xs, [b.count for b in bars], width=width, color=[COLOURS[b.kind] for b in bars],
                    edgecolor="white", linewidth=0.8)
     for rect, bar in zip(drawn, bars):
@@ -86,29 +90,28 @@ def _bars(ax: Any, bars: list[Any], width: float, extra: Sequence[Any] = (), whe
     seen: dict[str, int] = {}
     for b in bars:
         seen[b.kind] = seen.get(b.kind, 0) + b.count
-    handles = [matplotlib_patch(COLOURS[kind], f"{NAMES[kind]} ({count})") for kind, count in seen.items()]
+    handles = [Patch(facecolor=COLOURS[kind], label=f"{NAMES[kind]} ({count})") for kind, count in seen.items()]
     handles += list(extra)
     ax.legend(handles=handles, loc=where, fontsize=8, frameon=False, ncol=1 if extra else len(handles))
-    ax.margins(y=0.5 if extra else 0.18)  # room for the legend above the bars
+    ax.margins(y=0.7 if extra else 0.18)  # room for the legend above the bars
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of tasks: no 2.5
     ax.spines[["top", "right"]].set_visible(False)
-
-
-def matplotlib_patch(colour: str, label: str) -> Any:
-    from matplotlib.patches import Patch
-
-    return Patch(facecolor=colour, label=label)
 
 
 def _rates(ax: Any, picture: Any) -> None:
     b = picture.band
-    exact = [bar for bar in b.bars if bar.kind == "split" and bar.low == bar.high]
-    step = min((y.low - x.low for x, y in zip(exact, exact[1:])), default=0.1)
-    width = 0.8 * (step if exact else min(bar.high - bar.low for bar in b.bars if bar.high > bar.low))
-    _bars(ax, b.bars, width)
-    ax.set_xlim(-0.5 * step - width / 2, 1 + 0.5 * step + width / 2)
+    exact = b.bars[1].low == b.bars[1].high  # one bar per j/k (else bins)
+    step = b.bars[1].low if exact else b.bars[1].high - b.bars[1].low  # 1/k, or a bin's width
     if exact:
-        ticks = [0.0] + [bar.low for bar in exact] + [1.0]
-        ax.set_xticks(ticks, ["0"] + [bar.label for bar in exact] + ["1"], fontsize=8)
+        xs = [bar.low for bar in b.bars]
+        ticks, labels = xs, [bar.label for bar in b.bars]
+    else:  # the all-fail and all-pass bars a bin's width outside 0 and 1, apart from the bins they are not
+        xs = [-step] + [(bar.low + bar.high) / 2 for bar in b.bars[1:-1]] + [1 + step]
+        inner = [round(x, 2) for x in (0.2, 0.4, 0.6, 0.8)]
+        ticks, labels = [-step, *inner, 1 + step], ["0", *(f"{x:g}" for x in inner), "1"]
+    _bars(ax, b.bars, xs, 0.8 * step)
+    ax.set_xlim(min(xs) - step, max(xs) + step)
+    ax.set_xticks(ticks, labels, fontsize=8)
     ax.set_title(f"Pass rate per {b.unit[:-1]} ({b.n_groups} {b.unit})", fontsize=11)
     ax.set_xlabel("pass rate: passes / rollouts" + (" (groups of unequal size, binned)" if b.uneven else
                                                     f" (k = {b.k})"))
@@ -159,7 +162,7 @@ def _paired(ax: Any, picture: Any) -> None:
                                 label=f"95% interval [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]"))
     marks.append(ax.axvline(p.effect, color="#8e44ad", linestyle=":", linewidth=1.5,
                             label=f"effect to prove {p.effect:g}"))
-    _bars(ax, p.bars, width, extra=marks, where="upper left")
+    _bars(ax, p.bars, [(bar.low + bar.high) / 2 for bar in p.bars], width, extra=marks, where="best")
     ax.set_xlim(-1.05, 1.05)
     ax.set_title(f"Teacher minus student ({p.n_shared} shared tasks)", fontsize=11)
     ax.set_xlabel("pass rate difference per task (teacher - student)")
