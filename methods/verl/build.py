@@ -8,6 +8,7 @@ packaged ``ppo_trainer``), what verl honors and ignores, what to fill in and the
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -29,7 +30,15 @@ from pick_a_method.methods.config_result import (
     yaml_scalar,
 )
 from pick_a_method.methods.config_write import write_config
-from pick_a_method.methods.verl.plan import ACTOR, ROLLOUT, VERL_VERSION, method_plan
+from pick_a_method.methods.verl.plan import (
+    ACTOR,
+    DISTILL,
+    ROLLOUT,
+    TEACHER_INFERENCE,
+    TEACHER_REPLICA_SIZES,
+    VERL_VERSION,
+    method_plan,
+)
 from pick_a_method.routing.verdicts import NextStep
 
 # Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
@@ -141,6 +150,7 @@ def verl_config(
             keys[key] = value
         honored[key] = f"{key} (override, as given)"
 
+    _check_teacher_pool(keys)
     overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
     nested: dict[str, Any] = {}
     for k, v in keys.items():
@@ -185,9 +195,28 @@ def _prompts_per_step(batch: int, group: int, total_gpus: int) -> int:
     return batch // group
 
 
-def _lcm(a: int, b: int) -> int:
-    import math
+def _check_teacher_pool(keys: Mapping[str, Any]) -> None:
+    """verl splits the teacher pool into whole inference replicas (DistillationConfig refuses the rest); checked on
+    the final keys, so an override of the replica's parallel sizes or of the pool counts."""
+    if not keys.get(f"{DISTILL}.enabled"):
+        return
+    sizes = {k: keys.get(f"{TEACHER_INFERENCE}.{k}", v) for k, v in TEACHER_REPLICA_SIZES.items()}
+    counts = [*sizes.values(), keys.get(f"{DISTILL}.n_gpus_per_node"), keys.get(f"{DISTILL}.nnodes")]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in counts):
+        return  # an override of another type: verl's own check reports it
+    replica = math.prod(sizes.values())
+    pool = counts[-2] * counts[-1]
+    if pool % replica:
+        low = pool // replica * replica
+        fix = f"teacher_gpus={low} or teacher_gpus={low + replica}" if low else f"teacher_gpus={replica}"
+        raise ValueError(
+            f"teacher_gpus ({pool}) must be a multiple of the teacher's replica size, {replica} GPU(s) (tensor x data x "
+            f"pipeline parallel {' x '.join(map(str, sizes.values()))}, verl's defaults unless overridden): verl splits "
+            f"the teacher pool into whole replicas. Fix: {fix}, or a teacher that fits one GPU with overrides="
+            f"{{'{TEACHER_INFERENCE}.tensor_model_parallel_size': 1}}.")
 
+
+def _lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)
 
 

@@ -25,8 +25,20 @@ TEACHER = "distillation.teacher_models.teacher_model"
 LOSS_AGG_MODE = "token-mean"
 
 # ``trainer.v1.trainer_mode``: "colocate_async" overlaps rollout and training on the same GPUs and drops rollouts
-# older than trainer.v1.sampler.max_off_policy_threshold model versions ("drop" strategy).
-ASYNC_MODE = "colocate_async"
+# older than trainer.v1.sampler.max_off_policy_threshold model versions ("drop" strategy); "sync" (the packaged
+# default) generates each batch with the current weights: on-policy.
+ASYNC_MODE, SYNC_MODE = "colocate_async", "sync"
+
+# verl's threshold counts the model versions a trajectory spans, the one it was submitted under included:
+# ReplayBufferAsync._stale_terminal_keys drops it when global_steps - submitted_at + 1 > threshold
+# (trainer/ppo/v1/replay_buffer.py), so a threshold T keeps lags 0..T-1. Async's off_policy_steps N keeps lags
+# 0..N on every trainer, so verl gets T = N + 1. verl refuses T < 1 (ReplayBuffer.__init__).
+THRESHOLD_OVER_LAG = 1
+
+# The teacher's inference replica: tensor x data x pipeline parallel sizes, verl's distillation.yaml defaults
+# (2, 1, 1). DistillationConfig._resolve_teacher_models refuses a pool its replica size does not divide.
+TEACHER_INFERENCE = f"{TEACHER}.inference"
+TEACHER_REPLICA_SIZES = {"tensor_model_parallel_size": 2, "data_parallel_size": 1, "pipeline_model_parallel_size": 1}
 
 _REFUSED = {
     "flash_reinforce": "FlashReinforce (a batch-mean baseline and a sequence trust gate on the Bernoulli KL)",
@@ -140,13 +152,22 @@ def _async(obj: Any, plan: Plan) -> None:
         plan.honored["ratio"] = f"{CORRECTION}.rollout_is_threshold"
         plan.ignored["cap"] = "used only by a tis correction; icepop reads ratio."
     plan.ignored["ipo_threshold"] = "used only by an ipo correction, which verl does not have."
+    if obj.off_policy_steps == 0:  # no stale rollout at all: verl's on-policy trainer, the correction kept
+        plan.keys["trainer.v1.trainer_mode"] = SYNC_MODE
+        plan.honored["off_policy_steps"] = "trainer.v1.trainer_mode"
+        plan.notes.append("off_policy_steps 0 is on-policy: verl's sync trainer (trainer.v1.trainer_mode sync) "
+                          "generates every batch with the current weights, so no rollout is stale; the rollout "
+                          "correction still applies to vLLM's and the trainer's log-probs of the same weights. "
+                          "(verl's async trainers refuse a staleness threshold of 0.)")
+        return
+    threshold = obj.off_policy_steps + THRESHOLD_OVER_LAG
     plan.keys.update({"trainer.v1.trainer_mode": ASYNC_MODE,
-                      "trainer.v1.sampler.max_off_policy_threshold": obj.off_policy_steps,
+                      "trainer.v1.sampler.max_off_policy_threshold": threshold,
                       "trainer.v1.sampler.max_off_policy_strategy": "drop"})
     plan.honored["off_policy_steps"] = "trainer.v1.sampler.max_off_policy_threshold"
-    if obj.off_policy_steps < 1:
-        plan.warnings.append("off_policy_steps=0 in an async trainer drops every rollout that spans a weight update; "
-                             "1 is the tightest bound that keeps rollout and training overlapped.")
+    plan.notes.append(f"max_off_policy_threshold {threshold} = off_policy_steps + 1: verl counts the versions a "
+                      f"rollout spans, its own included, so {threshold} keeps rollouts up to {obj.off_policy_steps} "
+                      "versions behind, as off_policy_steps means on every trainer.")
 
 
 def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpus: int) -> None:

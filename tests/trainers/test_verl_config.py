@@ -91,7 +91,8 @@ def test_async_is_verl_rollout_correction(correction, threshold, tmp_path):
     assert rc.rollout_is == "token" and rc.rollout_is_threshold == threshold
     upper, lower = _parse_rollout_is_threshold(rc.rollout_is_threshold)
     assert (lower, upper) == ((None, 2.0) if correction == "tis" else (0.5, 5.0))
-    assert cfg.trainer.v1.trainer_mode == "colocate_async" and cfg.trainer.v1.sampler.max_off_policy_threshold == 8
+    # off_policy_steps 8 keeps lags 0..8; verl's threshold counts the spanned versions (9): test_verl_layouts
+    assert cfg.trainer.v1.trainer_mode == "colocate_async" and cfg.trainer.v1.sampler.max_off_policy_threshold == 9
     assert result.honored["off_policy_steps"] == "trainer.v1.sampler.max_off_policy_threshold"
 
 

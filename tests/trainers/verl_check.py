@@ -89,3 +89,22 @@ def check(result: Any, path: Path) -> Any:
     assert OmegaConf.to_container(direct, resolve=False) == plain
     validate(composed, lora=result.config["actor_rollout_ref"]["model"].get("lora_rank", 0) > 0)
     return composed
+
+
+def replay_buffer_module(monkeypatch: Any) -> Any:
+    """verl's v1 replay buffer (trainer/ppo/v1/replay_buffer.py), where the staleness rule lives, loaded from its
+    file: its package's __init__ imports the whole agent loop (vLLM-side packages). TransferQueue, the storage it
+    polls, is a GPU-cluster install; when absent a bare module stands in for it (the rule never touches it)."""
+    import importlib.util
+    import sys
+    import types
+
+    if importlib.util.find_spec("transfer_queue") is None:
+        stub = types.ModuleType("transfer_queue")
+        stub.KVBatchMeta = object
+        monkeypatch.setitem(sys.modules, "transfer_queue", stub)
+    path = os.path.join(os.path.dirname(config_dir()), "ppo", "v1", "replay_buffer.py")
+    spec = importlib.util.spec_from_file_location("verl_v1_replay_buffer", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
