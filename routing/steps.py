@@ -271,7 +271,8 @@ def grpo_step(a: Asked) -> Decision:
         a.sure["rollouts"] = advice
         _, _, tokens = table_moments(g)
         multi = g.n >= 2
-        a.sure["cost"] = cost_estimate(g.c[multi], g.n[multi], advice, advice_prior(advice),
+        run = advice.model_copy(update={"prompts_per_step": prompts, "batch": batch}) if knobs else advice
+        a.sure["cost"] = cost_estimate(g.c[multi], g.n[multi], run, advice_prior(advice),  # the run the step writes
                                        tokens=tokens[multi] if tokens is not None else None, gpus=o.gpus,
                                        throughput=o.throughput)
     if stale:

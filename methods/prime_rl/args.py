@@ -118,7 +118,7 @@ def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
         raise ValueError(
             f"method {name.strip()!r} is not an RL method: prime_rl_config writes prime-rl's RL run (`rl`). Write "
             f"{TRL_ONLY[name.strip().lower().replace('-', '_')]} with trl_config(method={name.strip().lower()!r}, "
-            f"model=...) instead."
+            f"model=<the model>) instead."
         )
     if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
         spec = dict(method)

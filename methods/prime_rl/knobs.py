@@ -189,7 +189,8 @@ def apply_inference(config: dict[str, Any], max_model_len: Any, gpu_memory_utili
                                 f"{cap}-token completion cap; raise it above prompt + {cap}.")
         if isinstance(seq_len, int) and vllm["max_model_len"] > seq_len:
             out.warnings.append(f"max_model_len {vllm['max_model_len']} is above seq_len {seq_len}: the trainer cuts "
-                                "samples longer than seq_len; raise seq_len with overrides={'seq_len': ...} or lower it.")
+                                f"samples longer than seq_len; raise seq_len with overrides={{'seq_len': {vllm['max_model_len']}}} "
+                                "or lower it.")
     if gpu_memory_utilization is not None:
         vllm["gpu_memory_utilization"] = as_float("gpu_memory_utilization", gpu_memory_utilization, gt=0.0, le=1.0,
                                                   fix="The share of each inference GPU's memory vLLM may take.")
@@ -206,15 +207,19 @@ def split_value(taskset: str, split: Any) -> dict[str, Any]:
         if not split or not all(isinstance(k, str) and k for k in split):
             raise ValueError(f"eval_split as a mapping names the taskset's own keys, e.g. {{'split': 'test'}}; got {show(split)}")
         unknown = [k for k in split if keys is not None and k not in keys]
-        if unknown:
-            raise ValueError(f"eval_split {show(dict(split))}: {', '.join(map(repr, unknown))} is not a key of the "
-                             f"{T.name_part(taskset)!r} taskset. Fix: {T.eval_split_advice(taskset)}.")
+        refused = [k for k in split if keys and keys.get(k) is not None and split[k] not in keys[k]]
+        if unknown or refused:
+            what = (f"{', '.join(map(repr, unknown))} is not a key of" if unknown else
+                    f"{refused[0]!r} takes {', '.join(map(repr, keys[refused[0]]))} in")  # type: ignore[index]
+            raise ValueError(f"eval_split {show(dict(split))}: {what} the {T.name_part(taskset)!r} taskset. "
+                             f"Fix: {T.eval_split_advice(taskset)}.")
         return {k: v for k, v in split.items()}
     text = check_text("eval_split", split)
     table = T.split_table(taskset)
     if table is None:
         if keys is not None:  # bundled, with no split key
-            raise ValueError(f"eval_split {text!r}: {T.eval_split_advice(taskset)}.")
+            raise ValueError(f"eval_split {text!r}: {T.name_part(taskset)} has no split key. Fix: "
+                             f"{T.eval_split_advice(taskset)}.")
         raise ValueError(
             f"eval_split: the taskset {taskset!r} names its split key itself (reverse-text's is 'dataset_split', "
             f"gsm8k's 'split'), and this writer does not know {taskset!r}'s. Fix: pass the key with the split, "

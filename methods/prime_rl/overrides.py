@@ -61,8 +61,11 @@ def _set_path(node: Any, parts: list[str], value: Any, key: str) -> None:
     head, rest = parts[0], parts[1:]
     if isinstance(node, list):
         if not head.isdigit() or int(head) >= len(node):
+            where = key[: len(key) - len(".".join(parts))].rstrip(".")  # the list's own dotted path
             raise ValueError(
-                f"override {key!r}: {head!r} must be an index below {len(node)} into this list of tables"
+                f"override {key!r}: {head!r} must be an index below {len(node)} into this list of tables. An override "
+                f"changes the tables that are there; to add one, give the whole list. Fix: overrides={{{where!r}: "
+                f"[{', '.join(map(repr, node))}, {{<the new table>}}]}}"
             )
         index = int(head)
         if not rest:

@@ -48,7 +48,7 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
         "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
     )
     eval_sources = get_path(config, "orchestrator.eval.source", []) or []
-    if any(s.get("env") == get_path(config, "orchestrator.train.source.0.env") for s in eval_sources):
+    if any(s.get("env") == config["orchestrator"]["train"]["source"][0].get("env") for s in eval_sources):
         notes.append(f"The eval block reads the training taskset and split; for a held-out check "
                      f"{T.eval_split_advice(taskset)}.")
     if "inference" in config and get_path(config, "inference.vllm.max_model_len") is None:

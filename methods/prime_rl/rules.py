@@ -212,7 +212,8 @@ def _gpus(config: Mapping[str, Any], problems: list[str]) -> None:
     if inference and infer_dep.get("type") == "multi_node" and n_infer_nodes != inferred:
         problems.append(f"deployment.num_infer_nodes ({n_infer_nodes}) must equal inference.deployment.num_nodes ({inferred})")
     if n_infer_nodes > 0 and not inference:
-        problems.append("deployment.num_infer_nodes > 0 needs an [inference] table")
+        problems.append("deployment.num_infer_nodes > 0 needs an [inference] table (vLLM on the inference nodes). Fix: "
+                        "keep it, overrides={'inference': {}}")
     if n_infer_nodes == 0 and inference:
         problems.append("deployment.num_infer_nodes = 0 cannot go with [inference]: set num_infer_nodes > 0 or drop [inference]")
     if n_infer_nodes == 0 and not _get(config, "trainer.data.fake"):

@@ -115,16 +115,17 @@ def name_sources(config: dict[str, Any]) -> list[str]:
         for i, src in enumerate(sources):
             if not isinstance(src, dict) or src.get("name") or file_name_problem(resolved_name(src)) is None:
                 continue
-            base = label(name_part(str(resolved_name(src)))) if resolved_name(src) else None
-            if base is None:
+            env_id = resolved_name(src)
+            if not env_id:
                 continue
+            base = label(name_part(str(env_id)))
             name, n = base, 2
             while name in taken:
                 name, n = f"{base}-{n}", n + 1
             src["name"] = name
             taken.add(name)
             notes.append(f"orchestrator.{part}.source.{i} is named {name!r}: prime-rl writes each source's env-server "
-                         f"file under its name, and its id {resolved_name(src)!r} is not a file name.")
+                         f"file under its name, and its id {env_id!r} is not a file name.")
     return notes
 
 
@@ -156,10 +157,10 @@ def eval_split_advice(taskset: str) -> str:
             return (f"pass eval_split={held_out[0]!r} ({name}'s split key is {key!r}"
                     + (", any split its dataset has" if allowed is None else "") + f") and/or eval_taskset, "
                     f"{HOLD_OUT_DROP}")
-        return (f"{name} has only the {', '.join(allowed or (default,))} split: pass eval_taskset=<another taskset>, "
-                f"{HOLD_OUT_DROP}")
+        return (f"pass eval_taskset=<another taskset> ({name} has only the {', '.join(allowed or (default,))} "
+                f"split), {HOLD_OUT_DROP}")
     if keys is not None:
-        return (f"{name} has no split key (its tasks are not read from a dataset split): pass "
-                f"eval_taskset=<another taskset>, {HOLD_OUT_DROP}")
+        return (f"pass eval_taskset=<another taskset> ({name} has no split key: its tasks are not read from a "
+                f"dataset split), {HOLD_OUT_DROP}")
     return (f"pass eval_split={{'<its split key>': '<held-out split>'}} (the taskset names its own split key) "
             f"and/or eval_taskset, {HOLD_OUT_DROP}")

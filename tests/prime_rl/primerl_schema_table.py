@@ -10,6 +10,7 @@ array of tables, `*` for any one key (an agent seat), and a trailing `.**` for a
 from __future__ import annotations
 
 import fnmatch
+from pathlib import PurePosixPath
 from typing import Any
 
 INT, FLOAT, STR, BOOL, TABLE, ANY, LIST = "int", "float", "str", "bool", "table", "any", "list"
@@ -303,6 +304,7 @@ def check(config: dict) -> list[str]:
                 errors.append(f"orchestrator.{part}.source[{i}]: no env configured (env.taskset.id)")
     if "eval" in orch and not orch["eval"].get("source"):
         errors.append("orchestrator.eval: needs an eval source")
+    errors += env_file_errors(config)
     dep = config.get("deployment", {})
     if dep.get("type", "single_node") == "single_node" and \
             dep.get("num_train_gpus", 1) + dep.get("num_infer_gpus", 1) > dep.get("gpus_per_node", 8):
@@ -321,4 +323,31 @@ def check(config: dict) -> list[str]:
         val = config.get(sub[0], {}).get(sub[1])
         if shared in config and val is not None and val != config[shared]:
             errors.append(f"{'.'.join(sub)}: conflicts with shared {shared}")
+    return errors
+
+
+def _resolved_name(src: dict) -> str:
+    """EnvConfig.resolved_name (prime-rl packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py:146-147):
+    `name or env_id`; env_id is `<env.id>+<taskset.id>`, or whichever is set (verifiers v1/configs/env.py:64-68)."""
+    env = src.get("env", {})
+    ids = [x for x in (env.get("id"), env.get("taskset", {}).get("id")) if x]
+    return src.get("name") or "+".join(ids)
+
+
+def env_file_errors(config: dict) -> list[str]:
+    """prime-rl's write_subconfigs (src/prime_rl/entrypoints/rl.py:77-111 at 559b44772, run by `rl` and
+    `rl --dry-run`) makes configs/envs/<train|eval>/ (line 102-103) and opens `<resolved_name>.json` in it
+    (line 110): a name that is not one path component (a '/', '.', '..') or too long for one fails there.
+    Names must also be unique per split (configs/orchestrator.py:287 and 352, validate_unique_env_names)."""
+    errors = []
+    for part in ("train", "eval"):
+        names = [_resolved_name(s) for s in config.get("orchestrator", {}).get(part, {}).get("source", []) or []]
+        for i, name in enumerate(names):
+            file = PurePosixPath(f"{name}.json")
+            if not name or name in (".", "..") or "\\" in name or file.parent != PurePosixPath(".") \
+                    or len(file.name.encode()) > 255:
+                errors.append(f"orchestrator.{part}.source[{i}].name: {name!r} is not one file name under "
+                              f"configs/envs/{part}/ (write_subconfigs)")
+        errors += [f"orchestrator.{part}.source: duplicate name {n!r}" for n in sorted({n for n in names
+                                                                                       if names.count(n) > 1})]
     return errors
