@@ -34,7 +34,10 @@ REFUSALS = [[*P, "async", "--model", MODEL, "--knob", "correction=tis"],  # a cu
             [*P, "grpo", "--model", MODEL, "--out", "{tmp}/rl.toml"],  # written: then again without --overwrite
             ["trl-config", "grpo", "--model", MODEL, "--no-vllm"],  # vllm=False
             ["trl-config", "async", "--model", MODEL, "--knob", "correction=ipo"],  # correction='icepop'
-            ["verl-config", "async", "--model", MODEL, "--knob", "correction=ipo"]]
+            ["verl-config", "async", "--model", MODEL, "--knob", "correction=ipo"],
+            ["route", "{tmp}/ten.jsonl", "--model", MODEL],  # a 0-10 scale: pass_threshold=10
+            ["holdout-size", "--effect", "2"], ["preview-update", str(EXAMPLES / "traces.jsonl"), "--method", "nope"],
+            ["teacher-clears", str(EXAMPLES / "teacher_weak.jsonl"), STUDENT]]
 
 # MCP syntax: name=<Python literal> (not a Hydra key's a.b=, nor inside a --knob's quoted JSON, nor Async(...)),
 # a tool call, a tool call's JSON, a tool's snake_case name, the argument pass_threshold, the field `text`.
@@ -61,6 +64,9 @@ def flags():
 
 def test_no_output_of_the_cli_speaks_mcp(capsys, tmp_path):
     known, seen = flags(), {}
+    (tmp_path / "ten.jsonl").write_text("".join(json.dumps({"task_id": f"t{i // 4}", "reward": i * 3 % 11,
+                                                            "truncated": False, "model": MODEL}) + "\n"
+                                                for i in range(80)))
     cases = ROUTES + WRITERS + REFUSALS + REFUSALS[8:9]
     for args in cases:
         args = [a.replace("{tmp}", str(tmp_path)) for a in args]
