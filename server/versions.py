@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from .extras import pip_install
+
 # The ranges pyproject.toml declares (a test keeps them equal).
 NEEDS = {"mcp": ((2, 3), (3,)), "pydantic": ((2,), (3,))}
 
@@ -29,8 +31,8 @@ def problem() -> str | None:
         try:
             have = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            return f"pick-a-method needs {name}{want}, which is not installed: pip install '{name}{want}'"
+            return f"pick-a-method needs {name}{want}, which is not installed: {pip_install(name + want)}"
         if not low <= _parts(have) < high:
             return (f"pick-a-method needs {name}{want}, but {name} {have} is installed (another package may have "
-                    f"moved it): pip install '{name}{want}' (or give pick-a-method its own environment: uvx)")
+                    f"moved it): {pip_install(name + want)} (or give pick-a-method its own environment: uvx)")
     return None

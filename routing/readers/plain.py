@@ -165,6 +165,7 @@ def _read_json_array(reader: _CountingReader, builder: ColumnBuilder, p: Path) -
 
 
 DELIMITERS = (",", ";", "\t")  # what spreadsheets export: a comma, a semicolon (where the comma is the decimal mark), tab
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
 def csv_delimiter(header: str) -> str:
@@ -198,17 +199,19 @@ def _read_csv_rows(rows: csv.DictReader, builder: ColumnBuilder, p: Path) -> Non
     names = builder.names["task_id"]
     if header and not any(f in header for f in names):
         if not _looks_like_columns(header):  # not rows at all (a key, a config): nothing of it is quoted back
-            raise InputError(f"{p}: the first line is not a CSV header of named columns (not quoted here); is this a "
-                             f"rows file? Name a .jsonl, .json, .csv or .parquet file of graded rows",
-                             field="task_id")
+            raise InputError(f"{p}: the first line is not a CSV header of named columns split by a "
+                             f"{DELIMITER_NAMES[rows.reader.dialect.delimiter]} (not quoted here; a comma, semicolon "
+                             f"or tab is told from the header); is this a rows file? Name a .jsonl, .json, .csv "
+                             f"(comma, semicolon or tab) or .parquet file of graded rows", field="task_id")
         raise InputError(f"{p}: the CSV header has no task column ({', '.join(names)}); columns are "
                          f"{header}{F.hint(names, header)}; rename the column", field="task_id")
     chunk: list[dict[str, Any]] = []
     lines: list[int] = []
     for row in rows:
         if None in row:
-            raise InputError(f"line {rows.line_num} of {p} has more cells than the header has columns; "
-                             f"quote cells that contain commas", row=rows.line_num)
+            raise InputError(f"line {rows.line_num} of {p} has more cells than the header has columns; quote "
+                             f"cells that contain a {DELIMITER_NAMES[rows.reader.dialect.delimiter]}, the file's "
+                             f"delimiter", row=rows.line_num)
         chunk.append({k: (v if v != "" else None) for k, v in row.items()})
         lines.append(rows.line_num)
         if len(chunk) >= CHUNK_ROWS:

@@ -144,3 +144,18 @@ def test_a_csv_with_semicolons_or_tabs_reads_like_one_with_commas(tmp_path, monk
     got = read_rows(path)
     assert len(got) == 48 and got.n_tasks == 12 and got.model_names == [MODEL]
     assert float(got.reward.sum()) == sum(t % 4 for t in range(12))
+
+
+@pytest.mark.parametrize("delimiter,name", [(",", "comma"), (";", "semicolon"), ("\t", "tab")])
+def test_a_csv_row_with_a_cell_too_many_names_the_files_own_delimiter(tmp_path, delimiter, name):
+    path = tmp_path / "rows.csv"
+    path.write_text(delimiter.join(["task_id", "reward"]) + "\n" + delimiter.join(["t0", "1", "2"]) + "\n")
+    with pytest.raises(InputError, match=rf"line 2 .* quote cells that contain a {name}, the file's delimiter"):
+        read_rows(path)
+
+
+def test_a_csv_split_by_another_character_says_which_delimiters_are_told(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("task_id|reward\nt0|1\n")
+    with pytest.raises(InputError, match=r"not a CSV header of named columns split by a comma .*comma, semicolon or tab"):
+        read_rows(path)
