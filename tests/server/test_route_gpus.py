@@ -4,6 +4,8 @@ trainer split out, carried into prime_rl_config's next step as its own `gpus` ar
 import json
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import jsonschema
 from mcp import Client
@@ -64,3 +66,23 @@ def test_cli_route_takes_gpus_and_throughput(tmp_path):
     assert out["next_step"]["arguments"]["gpus"] == split_by_hand(out["cost"])
     refused = run("--gpus", "8", "--throughput", "fast")
     assert refused.returncode != 0 and "throughput" in refused.stderr
+
+
+async def test_the_mcp_route_on_mixed_carries_batch_k_and_gpus_into_a_config_that_has_them(tmp_path):
+    # issue 23: route advised a batch its prime_rl_config call did not write, and dropped gpus=8 without throughput
+    rows = str(Path(__file__).resolve().parents[2] / "examples" / "mixed.jsonl")
+    async with Client(create_server(ServerOptions(write_roots=(str(tmp_path),)))) as c:
+        out = (await c.call_tool("route", {"rows_path": rows, "model": MODEL, "gpus": 8,
+                                           "taskset": "someone/their-taskset@0.1.2"})).structured_content
+        step = out["next_step"]
+        assert step["tool"] == "prime_rl_config" and out["cost"]["inference_gpus"] is None
+        assert step["arguments"]["batch"] == out["cost"]["rollouts_per_step"]
+        assert step["arguments"]["knobs"] == [f"group_size={out['cost']['group_size']}"]  # the wire's key=value form
+        assert step["arguments"]["gpus"] == 8 and "splits them evenly" in step["why"]
+        written = await c.call_tool("prime_rl_config", {**step["arguments"], "out": str(tmp_path / "rl.toml")})
+        assert not written.is_error, written.content[0].text
+    config = tomllib.loads((tmp_path / "rl.toml").read_text())
+    assert config["orchestrator"]["batch_size"] == out["cost"]["rollouts_per_step"]
+    assert config["orchestrator"]["group_size"] == out["cost"]["group_size"]
+    assert config["deployment"] == {"num_infer_gpus": 4, "num_train_gpus": 4}
+    assert config["orchestrator"]["train"]["source"][0]["name"] == "their-taskset"
