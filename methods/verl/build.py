@@ -166,6 +166,7 @@ def verl_config(
         command = f"{ENTRY} --config-path {shlex.quote(str(Path(path).parent))} --config-name {shlex.quote(Path(path).stem)}"
     else:
         command = " ".join([ENTRY, *(shlex.quote(o) for o in overrides_list)])
+    plan.needs.append(_packages(keys))
     if nodes > 1:
         plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "
                           "the others); run the command on the head node only")
@@ -193,6 +194,15 @@ def _prompts_per_step(batch: int, group: int, total_gpus: int) -> int:
                          "splits a step's rollouts evenly. Fix: a batch that is a multiple of both the group size and "
                          f"{total_gpus}, e.g. batch={_lcm(group, total_gpus) * max(1, batch // _lcm(group, total_gpus))}.")
     return batch // group
+
+
+def _packages(keys: Mapping[str, Any]) -> str:
+    """The install the command needs: verl's extra for the rollout engine written (verl-0.9.1.dist-info METADATA:
+    `vllm` / `sglang` pull `verl-core`, which has TransferQueue for the v1 trainer, Ray, and peft for LoRA)."""
+    engine = keys.get(f"{ROLLOUT}.name", "vllm")
+    spec = f"verl[{engine}]=={VERL_VERSION}" if engine in ("vllm", "sglang") else f"verl[verl-core]=={VERL_VERSION}"
+    return (f"packages: pip install {shlex.quote(spec)} on every node (the {engine} rollout; verl-core brings Ray, "
+            "TransferQueue for the v1 trainer and peft for LoRA)")
 
 
 def _check_teacher_pool(keys: Mapping[str, Any]) -> None:

@@ -4,7 +4,9 @@ config dataclasses build on CPU."""
 
 from __future__ import annotations
 
+import re
 import sys
+from importlib.metadata import metadata
 from pathlib import Path
 
 import pytest
@@ -144,7 +146,9 @@ def test_sft_and_dpo_point_to_trl():
 def test_needs_batch_and_out(tmp_path):
     bare = verl_config("grpo", model=MODEL)
     assert bare.verdict == "ready" and bare.command.startswith("python -m verl.trainer.main_ppo ")
-    assert [n.split(":")[0] for n in bare.needs] == ["data.train_files", "data.val_files", "reward function"]
+    assert [n.split(":")[0] for n in bare.needs] == ["data.train_files", "data.val_files", "reward function", "packages"]
+    extras = set(metadata("verl").get_all("Provides-Extra")) if not _missing else {"vllm"}
+    assert re.search(r"verl\[([a-z-]+)\]==" + re.escape(VERL_VERSION), bare.needs[-1]).group(1) in extras
     assert "actor_rollout_ref.rollout.n=8" in bare.overrides and "algorithm.adv_estimator=grpo" in bare.overrides
     assert any(n.startswith("a Ray cluster of 2 nodes") for n in verl_config("grpo", model=MODEL, nodes=2).needs)
     with pytest.raises(ValueError, match="multiple of the group size"):
