@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from . import defaults as D
 from .asked import split_samplers
 from .compare import paired
-from .questions import band, groups
+from .questions import band, groups, plural
 from .readers import as_rows
 from .rows import GradedRows, RowsLike
 from .table import table_of
@@ -53,7 +53,9 @@ class BandPanel(BaseModel):
     bars: list[Bar] = Field(description="Per-task pass rates, lowest first; the counts are the band's.")
     n_groups: int
     n_all_fail: int
-    n_split: int = Field(description="The band's split count (its split_definition; reward spread when non-binary).")
+    n_split: int = Field(description="The band's split count, by split_definition.")
+    split_definition: str = Field(description="The band's: pass/fail, or reward spread when rewards are not 0/1 (then "
+                                              "the bars, which read pass/fail, can differ from n_split).")
     n_all_pass: int
     k: int = Field(description="The rows' rollouts per task (the smallest group of two or more).")
     uneven: bool = Field(description="Groups differ in size, so rates are binned rather than exact j/k.")
@@ -137,7 +139,8 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
     for kk, share in b.predicted_split_share.items():  # the rows' own k, where it is not a candidate
         curve.setdefault(int(kk), SplitPoint(k=int(kk), share=share, ci95=b.predicted_split_ci95.get(kk)))
     return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_tasks, n_all_fail=b.n_all_fail,
-                     n_split=b.n_split, n_all_pass=b.n_all_pass, k=b.k, uneven=uneven,
+                     n_split=b.n_split, split_definition=b.split_definition, n_all_pass=b.n_all_pass, k=b.k,
+                     uneven=uneven,
                      measured_split_share=b.split_share, curve=[curve[k] for k in sorted(curve)], advised_k=advised_k,
                      best_k=b.rollouts.best_k if b.rollouts else None)
 
@@ -189,6 +192,9 @@ def _band_caption(p: BandPanel) -> str:
         return "No graded rows."
     text = (f"{p.n_split} of {p.n_groups} {p.unit} split at k={p.k}, {p.n_all_fail} all fail, "
             f"{p.n_all_pass} all pass.")
+    if p.split_definition != D.SIGNAL_DEFINITIONS["binary"]:
+        text += " Rewards are not all 0/1: a group counts as split when its rewards differ; the bars read a pass at " \
+                "reward >= the threshold."
     at = {s.k: s.share for s in p.curve}
     if p.advised_k is not None and p.advised_k in at:
         text += f" Advised k={p.advised_k}: {at[p.advised_k]:.0%} predicted to split."
@@ -202,5 +208,5 @@ def _paired_caption(p: PairedPanel | None) -> str:
         return "No shared tasks to pair."
     ci = f" [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]" if p.ci95 else " (no interval)"
     said = f": {p.verdict.replace('_', ' ')}" if p.verdict else ""
-    return (f"Teacher minus student {p.mean_diff:+.3f}{ci} over {p.n_shared} shared tasks (effect to prove "
+    return (f"Teacher minus student {p.mean_diff:+.3f}{ci} over {plural(p.n_shared, 'shared task')} (effect to prove "
             f"{p.effect:g}){said}.")

@@ -110,3 +110,11 @@ def test_the_picture_module_imports_no_plotting_library():
             "assert not [m for m in sys.modules if m.startswith(('matplotlib', 'PIL', 'mcp'))]\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_non_binary_rewards_say_the_bars_read_pass_fail():
+    rows = [{"task_id": f"t{t}", "reward": r} for t in range(6) for r in (0.3, 0.7, 0.0, 1.0 if t % 2 else 0.5)]
+    band = routing.band(rows)
+    p = picture(rows, band)
+    assert band.n_split == 6 and counts(p.band.bars, "all_fail") == 3 == band.n_all_fail  # spread, not pass/fail
+    assert sum(b.count for b in p.band.bars) == 6 and "Rewards are not all 0/1" in p.caption
