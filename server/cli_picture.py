@@ -27,7 +27,7 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
     """(the sketch to print under the verdict, or "" with --json; the line that says where --plot wrote the
     picture, or ""). --plot is written here, before anything is printed: a refused file (it exists, the extra is
     missing) fails the command with nothing half-shown. Colour only for a terminal (sketch.wants_colour)."""
-    if args.command not in PICTURED:
+    if args.command not in PICTURED or (args.json and not args.plot):  # --json alone: the verdict, nothing drawn
         return "", ""
     if args.plot:
         from .plot import require_matplotlib
