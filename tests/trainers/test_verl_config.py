@@ -20,18 +20,7 @@ from pick_a_method.methods.verl import VERL_VERSION, verl_config  # noqa: E402
 
 MODEL = "Qwen/Qwen3-8B"
 TEACHER = "Qwen/Qwen3-32B"
-_missing = verl_check.verl_missing()
-_REASON = (f"verl's config check needs {_missing}: pip install --no-deps 'verl=={VERL_VERSION}' (and the test extra)"
-           if _missing else "")
-
-
-@pytest.fixture(autouse=True)
-def _verl_installed(request):
-    if _missing and "needs_verl" in request.keywords:
-        if verl_check.VERL_REQUIRED:
-            pytest.fail(_REASON + " (required under CI or PICK_A_METHOD_REQUIRE_VERL=1)")
-        pytest.skip(_REASON)
-
+_missing = verl_check.verl_missing()  # tests marked needs_verl skip (or fail under CI) without it: conftest.py
 
 needs_verl = pytest.mark.needs_verl
 
