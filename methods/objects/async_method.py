@@ -58,7 +58,8 @@ class Async(Method):
     """Bounded staleness plus a per-token correction around grpo, max_rl, rae, OPD or OPSD.
 
     A trajectory older than ``off_policy_steps`` policy versions is dropped (when the batch carries
-    its lag). Each kept token's coefficient is then corrected with the importance ratio
+    its lag): lags 0..off_policy_steps are kept, 0 is on-policy. The trainer configs write this same bound in
+    each trainer's own count (verl's threshold counts the versions a rollout spans: off_policy_steps + 1). Each kept token's coefficient is then corrected with the importance ratio
     rho = pi_train/pi_sampler: ``ipo`` keeps rho*c where |pi_train - pi_sampler| <= ipo_threshold,
     ``icepop`` keeps rho*c where low <= rho <= high (inclusive), ``tis`` multiplies c by min(rho, cap).
     Every kept rho is also capped at ``ratio_cap`` (default 20, verl's DPPO truncation; it binds only under
