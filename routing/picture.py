@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from . import defaults as D
 from .asked import split_samplers
 from .compare import paired
+from .errors import InputError
 from .questions import band, groups, plural
 from .readers import as_rows
 from .rows import GradedRows, RowsLike
@@ -91,7 +92,7 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     source = _name(rows)
     if isinstance(verdict, TeacherClears):
         if teacher_rows is None:
-            raise ValueError("a teacher_clears picture needs the teacher's rows")
+            raise InputError("a teacher_clears picture needs the teacher's rows: pass teacher_rows", field="teacher_rows")
         teacher = as_rows(teacher_rows, what="teacher_rows")
         panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
