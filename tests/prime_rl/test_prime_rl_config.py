@@ -523,17 +523,6 @@ def test_good_taskset_ids(taskset):
     assert not any("ends in '-v1'" in n for n in res.notes)
 
 
-@pytest.mark.parametrize("taskset", ["my_tasks.v2", "owner/name.v2@1.0"])
-def test_a_dot_in_the_name_part_is_refused_with_an_id_that_imports(taskset):
-    # verifiers a60a606 imports the name part as a module: 'my_tasks.v2' is a submodule path (loaders.py,
-    # _import_plugin); prime-rl's own loader fails on it with ModuleNotFoundError.
-    with pytest.raises(ValueError, match="holds a '.'") as err:
-        prime_rl_config(taskset, "grpo", model=MODEL)
-    fixed = str(err.value).rsplit("e.g. ", 1)[1].rstrip(".").strip("'")
-    assert "." not in fixed.rsplit("/", 1)[-1].split("@")[0]
-    assert table_check(prime_rl_config(fixed, "grpo", model=MODEL).config) == []
-
-
 def test_unknown_methods_and_knob_misuse_are_refused():
     with pytest.raises(ValueError, match="unknown method"):
         make("ppo")

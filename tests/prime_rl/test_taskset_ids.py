@@ -88,3 +88,14 @@ def test_a_name_that_is_a_path_is_refused_with_the_fix_and_the_fix_loads():
 def test_adding_a_source_by_index_says_how():
     with pytest.raises(ValueError, match=r"to add one, give the whole list\. Fix: overrides=\{'orchestrator.train.source'"):
         prime_rl_config("gsm8k", "grpo", model=MODEL, overrides={"orchestrator.train.source.1": {"name": "x"}})
+
+
+@pytest.mark.parametrize("taskset", ["my_tasks.v2", "owner/name.v2@1.0"])
+def test_a_dot_in_the_name_part_is_refused_with_an_id_that_imports(taskset):
+    # verifiers a60a606 imports the name part as a module: 'my_tasks.v2' is a submodule path (loaders.py,
+    # _import_plugin); prime-rl's own loader fails on it with ModuleNotFoundError.
+    with pytest.raises(ValueError, match="holds a '.'") as err:
+        prime_rl_config(taskset, "grpo", model=MODEL)
+    fixed = str(err.value).rsplit("e.g. ", 1)[1].rstrip(".").strip("'")
+    assert "." not in fixed.rsplit("/", 1)[-1].split("@")[0]
+    assert table_check(prime_rl_config(fixed, "grpo", model=MODEL).config) == []
