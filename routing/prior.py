@@ -199,7 +199,10 @@ def _fit_masses(w, pa, pb, pn, none_fail, all_pass, a, b, zero, one, iterations:
         iab = (1 / ((a + b)[:, None] + j)) @ pn.T
         d = np.stack([beta * a[:, None] * ((1 / (a[:, None] + j)) @ pa.T - iab),
                       beta * b[:, None] * ((1 / (b[:, None] + j)) @ pb.T - iab),
-                      z[:, None] * (z_on - mix), o[:, None] * (o_on - mix)], axis=2) / mix[..., None]
+                      z[:, None] * (z_on - mix), o[:, None] * (o_on - mix)], axis=2)
+        # A pattern the mixture gives no mass (it underflows at k in the thousands) adds nothing to the score: its
+        # log-likelihood is -inf and the step that led there is rejected below.
+        d = np.divide(d, mix[..., None], out=np.zeros_like(d), where=mix[..., None] > 0)
         d = d * free[:, None, :]
         return ll, (w[..., None] * d).sum(axis=1), np.einsum("fp,fpi,fpj->fij", w, d, d)
 

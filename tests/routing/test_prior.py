@@ -210,3 +210,14 @@ def test_signal_from_the_stable_spread_and_huge_rewards():
         mask, _ = group_signal(np.array([0]), np.array([2]), reward_sum=np.array([np.inf]),
                                reward_sumsq=np.array([np.inf]), binary=False)
     assert mask.tolist() == [False]
+
+
+def test_a_fit_at_a_thousand_rollouts_a_task_runs_without_numeric_warnings():
+    """At k in the thousands the mixture's mass on some patterns underflows to 0; the score must not divide by it."""
+    import warnings
+
+    passes = np.array([0, 1000, 500, 999, 300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        prior = fit_prior(passes, np.full(5, 1000))
+    assert np.isfinite([prior.a, prior.b]).all()
