@@ -8,7 +8,9 @@ percentile task bootstrap and the other methods measured before choosing.
 pass@1 cells: tasks 10/40/200 x k 1/4/16 x per-task rates from Beta populations; the truth is the population's
 mean rate. Paired cells: teacher and student rates on the same tasks, probit-correlated (rho 0.8-0.9); the
 truth is the population's mean difference. A coverage c over S evals has standard error sqrt(c(1-c)/S)
-(0.0034 at S = 4000, 0.0089 at S = 600). Also times the interval on 1M rows against the bootstrap it replaced.
+(0.0034 at S = 4000, 0.0089 at S = 600). One rollout a task (k = 1) is computed exactly where it is cheap (pass@1
+always: a binomial on the tasks; paired up to 40 tasks: every 2 x 2 table), marked `=`; those cells move in
+steps of the lattice, not by noise. Also times the interval on 1M rows against the bootstrap it replaced.
 """
 
 from __future__ import annotations
@@ -27,11 +29,15 @@ from pick_a_method.routing.stats import (bootstrap_moments, paired_intervals, pe
                                          rate_intervals, t_quantile, task_ci)
 
 Z = NormalDist().inv_cdf(0.975)
-POPULATIONS = {"uniform": (1.0, 1.0), "Beta(0.5,2)": (0.5, 2.0), "Beta(5,1)": (5.0, 1.0), "Beta(0.3,0.3)": (0.3, 0.3)}
-# student probit mean, teacher probit mean, spread, correlation of the two latent difficulties
+# Beta(20,1): a teacher near saturation (mean 0.952), the case issue 23 measured.
+POPULATIONS = {"uniform": (1.0, 1.0), "Beta(0.5,2)": (0.5, 2.0), "Beta(5,1)": (5.0, 1.0), "Beta(0.3,0.3)": (0.3, 0.3),
+               "Beta(20,1)": (20.0, 1.0)}
+# student probit mean, teacher probit mean, spread, correlation of the two latent difficulties; "ceiling": a
+# student at 0.87 and a teacher at 0.95 (issue 23: the interval ran wide there, 0.976 at 40 one-rollout tasks)
 PAIRED = {"mid +0.08": (0.0, 0.35, 1.5, 0.8), "low +0.11": (-1.5, -0.9, 1.5, 0.8),
-          "high +0.09": (1.5, 2.2, 1.5, 0.9), "equal": (0.5, 0.5, 1.5, 0.9)}
+          "high +0.09": (1.5, 2.2, 1.5, 0.9), "equal": (0.5, 0.5, 1.5, 0.9), "ceiling +0.09": (2.0, 3.0, 1.5, 0.8)}
 TASKS, KS = (10, 40, 200), (1, 4, 16)
+EXACT_PAIRED_TASKS = 40  # 2 x 2 tables of n pairs: 12,341 at 40, 1.4M at 200 (simulated there)
 _erf = np.vectorize(math.erf)
 
 
@@ -79,30 +85,76 @@ def bootstraps(r):
     return out
 
 
-def covers(lo, hi, truth):
-    return float(((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)).mean())
+def covers(lo, hi, truth, weight=None):
+    hit = (lo <= truth + 1e-12) & (truth - 1e-12 <= hi)
+    return float(hit.mean() if weight is None else weight[hit].sum())
+
+
+def _log_factorials(n):
+    return np.array([math.lgamma(i + 1) for i in range(n + 1)])
+
+
+def binomial_outcomes(n, p):
+    """Every outcome of n one-rollout tasks (x passes: x ones, then zeros) with its chance."""
+    x = np.arange(n + 1)
+    lf = _log_factorials(n)
+    with np.errstate(divide="ignore"):
+        chance = np.exp(lf[n] - lf[x] - lf[n - x] + x * np.log(p) + (n - x) * np.log1p(-p))
+    return (x[:, None] > np.arange(n)[None, :]).astype(float), chance
+
+
+def paired_outcomes(n, cells):
+    """Every 2 x 2 table of n one-rollout pairs (counts of teacher/student pass-pass, pass-fail, fail-pass,
+    fail-fail) as per-task teacher and student rows, with its multinomial chance under `cells`."""
+    counts = np.array([(n11, n12, n21, n - n11 - n12 - n21) for n12 in range(n + 1) for n21 in range(n + 1 - n12)
+                       for n11 in range(n + 1 - n12 - n21)])
+    lf = _log_factorials(n)
+    chance = np.exp(lf[n] - lf[counts].sum(axis=1) + (counts * np.log(np.maximum(cells, 1e-300))).sum(axis=1))
+    col = np.arange(n)[None, :]
+    n11, n12, n21 = counts[:, :1], counts[:, 1:2], counts[:, 2:3]
+    teacher = (col < n11 + n12).astype(float)
+    student = ((col < n11) | ((col >= n11 + n12) & (col < n11 + n12 + n21))).astype(float)
+    return teacher, student, chance
+
+
+def probit_cells(ms, mt, sd, rho):
+    """Chances of (pass, pass), (pass, fail), (fail, pass), (fail, fail) for teacher and student at one rollout,
+    by Gauss-Hermite quadrature over the two latent difficulties."""
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    w = w / w.sum()
+    z1, z2 = x[:, None], rho * x[:, None] + math.sqrt(1 - rho * rho) * x[None, :]
+    weight = w[:, None] * w[None, :]
+    s = 0.5 * (1 + _erf((ms + sd * z1) / math.sqrt(2))) * np.ones_like(z2)
+    t = 0.5 * (1 + _erf((mt + sd * z2) / math.sqrt(2)))
+    p11, p12, p21 = (weight * t * s).sum(), (weight * t * (1 - s)).sum(), (weight * (1 - t) * s).sum()
+    return np.array([p11, p12, p21, 1 - p11 - p12 - p21])
 
 
 def rate_table(sims: int, boot_sims: int, rng) -> None:
     names = ["chosen", "t", "wilson-z", "percentile", "BCa", "boot-t"]
-    print(f"pass@1: {sims} evals a cell (chosen, t, wilson-z), {boot_sims} for the bootstraps")
+    print(f"pass@1: {sims} evals a cell (chosen, t, wilson-z; `=`: exact), {boot_sims} for the bootstraps")
     print(f"{'population':14s} {'tasks':>5s} {'k':>3s} " + " ".join(f"{n:>10s}" for n in names) + "   width")
     for name, (a, b) in POPULATIONS.items():
         truth = a / (a + b)
         for n in TASKS:
             for k in KS:
                 r = rng.binomial(k, rng.beta(a, b, size=(sims, n))) / k
-                lo, hi = rate_intervals(r, n_max=n * k)
-                row = [covers(lo, hi, truth), covers(*t_interval(r), truth), covers(*wilson_ess_z(r), truth)]
+                exact, weight = (binomial_outcomes(n, truth) if k == 1 else (r, None))
+                lo, hi = rate_intervals(exact, n_max=n * k)
+                row = [covers(lo, hi, truth, weight), covers(*t_interval(exact), truth, weight),
+                       covers(*wilson_ess_z(exact), truth, weight)]
                 if boot_sims:
                     row += [covers(*iv, truth) for iv in bootstraps(r[:boot_sims]).values()]
-                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:10.3f}" for c in row)
-                      + f"   {np.mean(hi - lo):.3f}", flush=True)
+                mark = "=" if k == 1 else " "
+                width = np.mean(hi - lo) if weight is None else float(weight @ (hi - lo))
+                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:9.3f}{mark if i < 3 else ' '}" for i, c in enumerate(row))
+                      + f"   {width:.3f}", flush=True)
 
 
 def paired_table(sims: int, boot_sims: int, rng) -> None:
-    names = ["chosen", "t", "percentile", "BCa", "boot-t"]
-    print(f"\npaired teacher - student: {sims} evals a cell, {boot_sims} for the bootstraps")
+    names = ["chosen", "MOVER-AC", "t", "percentile", "BCa", "boot-t"]
+    print(f"\npaired teacher - student: {sims} evals a cell (`=`: exact), {boot_sims} for the bootstraps; "
+          f"MOVER-AC: issue 16's arms (Agresti-Coull at the floor)")
     print(f"{'setting':14s} {'tasks':>5s} {'k':>3s} " + " ".join(f"{n:>10s}" for n in names) + "   width")
     for name, (ms, mt, sd, rho) in PAIRED.items():
         scale = math.sqrt(1 + sd * sd)
@@ -113,13 +165,20 @@ def paired_table(sims: int, boot_sims: int, rng) -> None:
                 z2 = rho * z1 + math.sqrt(1 - rho * rho) * rng.standard_normal((sims, n))
                 student = rng.binomial(k, 0.5 * (1 + _erf((ms + sd * z1) / math.sqrt(2)))) / k
                 teacher = rng.binomial(k, 0.5 * (1 + _erf((mt + sd * z2) / math.sqrt(2)))) / k
-                lo, hi = paired_intervals(teacher, student, n_max_a=n * k, n_max_b=n * k)
                 d = teacher - student
-                row = [covers(lo, hi, truth), covers(*t_interval(d), truth)]
+                exact = k == 1 and n <= EXACT_PAIRED_TASKS
+                t_rows, s_rows, weight = (paired_outcomes(n, probit_cells(ms, mt, sd, rho)) if exact
+                                          else (teacher, student, None))
+                lo, hi = paired_intervals(t_rows, s_rows, n_max_a=n * k, n_max_b=n * k)
+                before = paired_intervals(t_rows, s_rows, n_max_a=n * k, n_max_b=n * k, agresti_floor=True)
+                row = [covers(lo, hi, truth, weight), covers(*before, truth, weight),
+                       covers(*t_interval(t_rows - s_rows), truth, weight)]
                 if boot_sims:
                     row += [covers(*iv, truth) for iv in bootstraps(d[:boot_sims]).values()]
-                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:10.3f}" for c in row)
-                      + f"   {np.mean(hi - lo):.3f}", flush=True)
+                mark = "=" if exact else " "
+                width = np.mean(hi - lo) if weight is None else float(weight @ (hi - lo))
+                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:9.3f}{mark if i < 3 else ' '}" for i, c in enumerate(row))
+                      + f"   {width:.3f}", flush=True)
 
 
 def speed() -> None:
@@ -204,13 +263,17 @@ def confidence_table(evals: int, fresh_evals: int, draws: int, rng) -> None:
 
 
 def main() -> None:
+    global TASKS, KS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sims", type=int, default=4000)
     ap.add_argument("--boot-sims", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--confidence-evals", type=int, default=200)
     ap.add_argument("--only", choices=("intervals", "confidence"), default=None)
+    ap.add_argument("--tasks", default=",".join(map(str, TASKS)), help="task counts, comma-separated (a reduced grid)")
+    ap.add_argument("--ks", default=",".join(map(str, KS)), help="rollouts per task, comma-separated")
     args = ap.parse_args()
+    TASKS, KS = tuple(int(x) for x in args.tasks.split(",")), tuple(int(x) for x in args.ks.split(","))
     rng = np.random.default_rng(args.seed)
     if args.only != "confidence":
         speed()

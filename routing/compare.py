@@ -122,15 +122,27 @@ def _median_budget(rows: GradedRows) -> float | None:
     return float(np.median(stated)) if len(stated) else None
 
 
+def _task_rollouts(table) -> dict[str, int]:
+    """Task name -> graded rollouts, the companion of Table.task_rates (what each task's rate is worth)."""
+    g = table.graded()
+    codes, inverse = np.unique(g.task, return_inverse=True)
+    counts = np.bincount(inverse, weights=g.n, minlength=len(codes))
+    return {table.rows.task_names[t]: int(k) for t, k in zip(codes.tolist(), counts.tolist())}
+
+
 def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDifference | None:
-    """Teacher minus student pass rate per shared task, with the MOVER interval from both arms (stats.paired_ci)."""
-    tr, sr = table_of(t, pass_threshold).task_rates(), table_of(s, pass_threshold).task_rates()
+    """Teacher minus student pass rate per shared task, with the MOVER interval from both arms (stats.paired_ci),
+    each arm capped at what its rollouts are worth, as pass_at's interval is."""
+    t_table, s_table = table_of(t, pass_threshold), table_of(s, pass_threshold)
+    tr, sr = t_table.task_rates(), s_table.task_rates()
     shared = [name for name in tr if name in sr]
     if not shared:
         return None
     t_rates, s_rates = np.array([tr[name] for name in shared]), np.array([sr[name] for name in shared])
-    return PairedDifference(n_shared=len(shared), mean_diff=float((t_rates - s_rates).mean()),
-                            ci95=paired_ci(t_rates, s_rates))
+    tk, sk = _task_rollouts(t_table), _task_rollouts(s_table)
+    ci95 = paired_ci(t_rates, s_rates, rollouts_a=np.array([tk[name] for name in shared]),
+                     rollouts_b=np.array([sk[name] for name in shared]))
+    return PairedDifference(n_shared=len(shared), mean_diff=float((t_rates - s_rates).mean()), ci95=ci95)
 
 
 def _again(t_rows: GradedRows, s_rows: GradedRows, effect: float, pass_threshold: float) -> dict[str, Any]:

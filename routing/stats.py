@@ -74,8 +74,8 @@ def t_quantile(p: float, df: float) -> float:
     return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
-def rate_intervals(values: np.ndarray, *, n_max: float | np.ndarray = np.inf,
-                   level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+def rate_intervals(values: np.ndarray, *, n_max: float | np.ndarray = np.inf, level: float = D.CI_LEVEL,
+                   agresti_floor: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The task-level interval on the mean of per-task values in [0, 1], one per row of `values` (evals x tasks).
 
     A score interval on an effective sample size (D.RATE_INTERVAL): m = p(1-p) / var(mean) tasks, shrunk by
@@ -83,14 +83,16 @@ def rate_intervals(values: np.ndarray, *, n_max: float | np.ndarray = np.inf,
     bound: no [0, 1] value varies more than p(1-p), so there the variance is known, not estimated, and the
     interval is Agresti-Coull on n tasks; above it, Wilson on m. A set at one rate (every task passes, say)
     has no variance estimate and gets the task-level interval: n tasks, not a point. n_max (total rollouts
-    for pass rates) is the most a sample can be worth: every task at the same rate."""
+    for pass rates) is the most a sample can be worth: every task at the same rate. `agresti_floor=False` keeps
+    Wilson at the floor too (the limits MOVER combines, D.PAIRED_INTERVAL)."""
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     n = values.shape[1]
-    return score_intervals(values.mean(axis=1), values.var(axis=1, ddof=1), n, n_max=n_max, level=level)
+    return score_intervals(values.mean(axis=1), values.var(axis=1, ddof=1), n, n_max=n_max, level=level,
+                           agresti_floor=agresti_floor)
 
 
 def score_intervals(mean: np.ndarray, var: np.ndarray, n: int, *, n_max: float | np.ndarray = np.inf,
-                    level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+                    level: float = D.CI_LEVEL, agresti_floor: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """`rate_intervals` from each sample's mean and sample variance (ddof 1) over n tasks, so a resample
     needs only its moments (the route's confidence re-decides thousands of them)."""
     p = np.asarray(mean, dtype=np.float64)
@@ -104,20 +106,23 @@ def score_intervals(mean: np.ndarray, var: np.ndarray, n: int, *, n_max: float |
     centre = (m * p + z * z / 2) / total
     wilson = z / total * np.sqrt(np.maximum(m * p * (1 - p), 0.0) + z * z / 4)
     agresti = z * np.sqrt(centre * (1 - centre) / total)
-    half = np.where(m <= n, agresti, wilson)
+    half = np.where(m <= n, agresti, wilson) if agresti_floor else wilson
     return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
 
 
 def paired_intervals(a: np.ndarray, b: np.ndarray, *, n_max_a: float | np.ndarray = np.inf,
-                     n_max_b: float | np.ndarray = np.inf,
-                     level: float = D.CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+                     n_max_b: float | np.ndarray = np.inf, level: float = D.CI_LEVEL,
+                     agresti_floor: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The interval on mean(a - b) over paired tasks (rows: evals, columns: shared tasks), both in [0, 1]:
-    MOVER (D.PAIRED_INTERVAL) recovers it from each arm's own rate interval and the tasks' correlation, so it
-    keeps their asymmetry near 0 or 1, where a symmetric interval on the differences runs short."""
+    MOVER (D.PAIRED_INTERVAL) recovers it from each arm's Wilson limits on its effective sample size and the
+    tasks' correlation, so it keeps their asymmetry near 0 or 1, where a symmetric interval on the differences
+    runs short. Wilson, not pass_at's Agresti-Coull, at the floor: Newcombe's method 10 squares and adds score
+    limits, and Agresti-Coull's wider ones made the sum run wide by the ceiling (0.976 at 40 one-rollout tasks;
+    `agresti_floor=True` is issue 16's version, kept for bench/coverage_bench.py's before/after)."""
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
-    la, ua = rate_intervals(a, n_max=n_max_a, level=level)
-    lb, ub = rate_intervals(b, n_max=n_max_b, level=level)
+    la, ua = rate_intervals(a, n_max=n_max_a, level=level, agresti_floor=agresti_floor)
+    lb, ub = rate_intervals(b, n_max=n_max_b, level=level, agresti_floor=agresti_floor)
     pa, pb = a.mean(axis=1), b.mean(axis=1)
     ca, cb = a - pa[:, None], b - pb[:, None]
     den = np.sqrt((ca * ca).sum(axis=1) * (cb * cb).sum(axis=1))
@@ -151,16 +156,23 @@ def task_ci(values: np.ndarray, *, level: float = D.CI_LEVEL,
         return None
     if values.min() < 0:
         return _difference_interval(values, level)
-    n_max = np.inf if rollouts is None else len(values) ** 2 / float(np.sum(1.0 / np.asarray(rollouts)))
-    lo, hi = rate_intervals(values, n_max=n_max, level=level)
+    lo, hi = rate_intervals(values, n_max=rollouts_worth(len(values), rollouts), level=level)
     return float(lo[0]), float(hi[0])
 
 
-def paired_ci(a: np.ndarray, b: np.ndarray, *, level: float = D.CI_LEVEL) -> tuple[float, float] | None:
-    """95% interval of mean(a - b) over paired per-task rates, or None under MIN_CI_TASKS shared tasks."""
+def rollouts_worth(tasks: int, rollouts: np.ndarray | None) -> float:
+    """The most n tasks' mean rate can be worth in rollouts (n^2 / sum(1/k): n x k at k each); inf unknown."""
+    return np.inf if rollouts is None else tasks ** 2 / float(np.sum(1.0 / np.asarray(rollouts, dtype=np.float64)))
+
+
+def paired_ci(a: np.ndarray, b: np.ndarray, *, level: float = D.CI_LEVEL, rollouts_a: np.ndarray | None = None,
+              rollouts_b: np.ndarray | None = None) -> tuple[float, float] | None:
+    """95% interval of mean(a - b) over paired per-task rates, or None under MIN_CI_TASKS shared tasks; each
+    arm capped at what its rollouts per task are worth when given (as task_ci)."""
     if len(a) < D.MIN_CI_TASKS:
         return None
-    lo, hi = paired_intervals(a, b, level=level)
+    lo, hi = paired_intervals(a, b, n_max_a=rollouts_worth(len(a), rollouts_a),
+                              n_max_b=rollouts_worth(len(b), rollouts_b), level=level)
     return float(lo[0]), float(hi[0])
 
 
