@@ -91,3 +91,30 @@ NON_THINKING_MODEL = re.compile(r"(instruct-2507|nothink|non-thinking|coder|-bas
 TASKSET_ID = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"
 )
+
+# Bounds this writer's schema checks that prime-rl 559b44772's own classes do not: a value past them loads (checked
+# with prime-rl's RLConfig and write_subconfigs, one value per bound), then fails at launch in the tool named.
+# Keys are "<dotted key> <bound>", the bound as schema.py words it (>=, >, <=, <, or "empty").
+# (a per-process W&B project also meets the shared one's, which must match: that is prime-rl's own check)
+_WANDB = ("monitors.wandb.project empty", *(f"{side}monitors.wandb.{k} empty" for side in ("", "trainer.", "orchestrator.")
+                                            for k in ("entity", "name")))
+LAUNCH_ONLY_CHECKS: dict[str, str] = {
+    **dict.fromkeys(("trainer.model.cp >=", "trainer.model.dp_replicate >=", "trainer.dist_timeout_seconds >=",
+                     "trainer.optim.lr >", "trainer.optim.max_norm >", "trainer.optim.betas1 <",
+                     "trainer.optim.betas2 <", "max_steps >=", "seq_len >=", "trainer.ckpt.output_dir empty"),
+                    "the trainer"),
+    **dict.fromkeys(("inference.vllm.max_model_len >=", "inference.vllm.gpu_memory_utilization >",
+                     "inference.vllm.gpu_memory_utilization <=", "inference.vllm.max_lora_rank >=",
+                     "inference.server.port >=", "inference.server.port <=",
+                     "orchestrator.train.sampling.max_completion_tokens >=", "orchestrator.eval.sampling.top_p >",
+                     "orchestrator.eval.sampling.top_p <=", "orchestrator.eval.sampling.min_p <=",
+                     "orchestrator.eval.sampling.max_completion_tokens >="), "vLLM"),
+    **dict.fromkeys(_WANDB, "W&B"),
+    **dict.fromkeys(("orchestrator.model.client.base_url empty", "orchestrator.model.client.wait_for_ready_timeout >=",
+                     "orchestrator.eval.num_examples >="), "the orchestrator"),
+    **dict.fromkeys(("run.name empty", "run.dir empty", "output_dir empty", "ckpt.output_dir empty",
+                     "deployment.num_train_gpus >=", "deployment.num_infer_gpus >=",
+                     "inference.deployment.gpus_per_node >="), "the `rl` launcher"),
+    **dict.fromkeys(("slurm.job_name empty", "slurm.project_dir empty", "slurm.template_path empty",
+                     "slurm.partition empty"), "SLURM"),
+}

@@ -11,7 +11,7 @@ from typing import Any
 import tomli_w
 
 from pick_a_method.methods.prime_rl import tasksets as T
-from pick_a_method.methods.prime_rl.constants import PRIME_RL_TAG, PRIME_RL_VERSION
+from pick_a_method.methods.prime_rl.constants import LAUNCH_ONLY_CHECKS, PRIME_RL_TAG, PRIME_RL_VERSION
 from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
 from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
 from pick_a_method.routing.verdicts import NextStep
@@ -65,24 +65,25 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
     return notes
 
 
-# Keys whose range this writer checks where prime-rl's classes take any value of the type: the file loads and
-# `rl` starts, then vLLM or W&B refuses it (configs/inference.py VllmConfig: max_model_len and
-# gpu_memory_utilization unbounded; configs/monitors.py WandbMonitorConfig: plain str fields).
-LAUNCH_CHECKS = {"inference.vllm.max_model_len": "vLLM", "inference.vllm.gpu_memory_utilization": "vLLM",
-                 **{f"{side}monitors.wandb.{k}": "W&B" for side in ("", "trainer.", "orchestrator.")
-                    for k in ("project", "entity", "name")}}
+_BOUND = re.compile(r"^([\w.]+): must (?:be (>=|>|<=|<) |not be (empty))")
 
 
 def refusal(problems: list[str], overrides: bool) -> str:
-    """The refusal of a config with problems, each said as what fails: prime-rl's loader, or vLLM / W&B at launch."""
-    later = {p: LAUNCH_CHECKS[key] for p in problems if (key := p.split(":", 1)[0].strip()) in LAUNCH_CHECKS}
+    """The refusal of a config with problems, each said as what fails: prime-rl's loader, or (a value its classes
+    take, constants.LAUNCH_ONLY_CHECKS) the tool that fails on it at launch."""
+    later = {}
+    for p in problems:
+        m = _BOUND.match(p)
+        tool = m and LAUNCH_ONLY_CHECKS.get(f"{m[1]} {m[2] or m[3]}")
+        if tool:
+            later[p] = tool
     parts = []
     loader = [p for p in problems if p not in later]
     if loader:
         parts.append(f"the config would not load in prime-rl {PRIME_RL_TAG}: " + "; ".join(loader))
     for tool in sorted(set(later.values())):
         mine = [p for p, t in later.items() if t == tool]
-        parts.append(f"prime-rl {PRIME_RL_TAG} would load the config, but {tool} would refuse it at launch: "
+        parts.append(f"prime-rl {PRIME_RL_TAG} would load the config, but {tool} would fail on it at launch: "
                      + "; ".join(mine))
     return ". ".join(parts) + (". Fix the overrides or arguments named above." if overrides else ".")
 

@@ -59,10 +59,12 @@ def test_an_override_that_keeps_the_knobs_value_keeps_it_honored():
     ({"inference.vllm.gpu_memory_utilization": 1.5}, "vLLM"),
     ({"inference.vllm.max_model_len": 0}, "vLLM"),
     ({"monitors.wandb.project": ""}, "W&B"),
+    ({"trainer.optim.lr": 0.0}, "the trainer"),
+    ({"slurm": {"job_name": ""}}, "SLURM"),
 ])
 def test_a_value_prime_rl_loads_but_vllm_or_wandb_refuses_says_so(overrides, tool):
     # prime-rl 559b44772's VllmConfig and WandbMonitorConfig take any value of the type (checked with its own classes)
-    with pytest.raises(ValueError, match=f"prime-rl v0.8.1.dev67 would load the config, but {tool} would refuse it"):
+    with pytest.raises(ValueError, match=f"prime-rl v0.8.1.dev67 would load the config, but {tool} would fail on it"):
         prime_rl_config("reverse-text", "grpo", model=MODEL, overrides=overrides)
 
 
