@@ -1,9 +1,10 @@
-"""Coverage of the 95% intervals on simulated evals with a known truth (issue 16), beside the anchor's
+"""Coverage of the 95% intervals on simulated evals with a known truth (issues 16, 23), beside the anchor's
 percentile task bootstrap and the other methods measured before choosing.
 
     python bench/coverage_bench.py                  # 4000 evals a cell for the analytic intervals, 600 for bootstraps
     python bench/coverage_bench.py --sims 20000 --boot-sims 1000
     python bench/coverage_bench.py --only confidence   # the route's confidence against a fresh eval's agreement
+    python bench/coverage_bench.py --only intervals --boot-sims 0 --tasks 10,40 --ks 1,4   # a quick reduced grid
 
 pass@1 cells: tasks 10/40/200 x k 1/4/16 x per-task rates from Beta populations; the truth is the population's
 mean rate. Paired cells: teacher and student rates on the same tasks, probit-correlated (rho 0.8-0.9); the
