@@ -55,7 +55,9 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
     group = suggestion.k if suggestion else max(k_now, D.RL_ROLLOUTS_PER_PROMPT)
     if group not in by_k:
         by_k[group] = predict_split(c, n, (group,), prior=prior, tokens=tokens)[0]
-    prompts = batch_for(D.TARGET_INFORMATIVE_GROUPS, by_k[group].share)
+    # Under one expected split task in the whole set (a floor or a saturated set) no batch gets signal: none is
+    # sized (1 / share would ask billions of prompts a step).
+    prompts = batch_for(D.TARGET_INFORMATIVE_GROUPS, by_k[group].share) if by_k[group].share * len(c) >= 1 else None
     candidates = [p for p in preds if p.k in D.ROLLOUT_CANDIDATES]
     advice = RolloutAdvice(
         prior={"a": round(prior.a, 4), "b": round(prior.b, 4), "zero": round(prior.zero, 4),

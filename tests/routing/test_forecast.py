@@ -130,3 +130,12 @@ def test_band_warns_that_four_rollouts_cannot_see_impossible_tasks(k, warned):
     b = routing.band(rows)
     assert b.verdict == "mixed" and b.n_all_fail > 0
     assert any("can never pass" in w for w in b.warnings) is warned
+
+
+@pytest.mark.parametrize("name", ["floor.jsonl", "saturated.jsonl"])
+def test_a_set_where_nothing_is_expected_to_split_gets_no_batch(name):
+    """1 / share on a floor asked 68,831,348,289 prompts a step (seen on floor.jsonl); under one expected split task
+    in the set no batch is sized, and no warning speaks of one."""
+    b = routing.band(routing.read_rows(EXAMPLES / name))
+    assert b.rollouts is not None and b.rollouts.prompts_per_step is None and b.rollouts.batch is None
+    assert not [w for w in b.warnings if "prompts at k=" in w]
