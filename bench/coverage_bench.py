@@ -131,6 +131,14 @@ def probit_cells(ms, mt, sd, rho):
     return np.array([p11, p12, p21, 1 - p11 - p12 - p21])
 
 
+def print_row(name, n, k, row, exact, widths, weight):
+    """One table line: the analytic columns (the first three) carry `=` where the cell is exact; the mean width."""
+    mark = "=" if exact else " "
+    cells = " ".join(f"{c:9.3f}{mark if i < 3 else ' '}" for i, c in enumerate(row))
+    width = np.mean(widths) if weight is None else float(weight @ widths)
+    print(f"{name:14s} {n:5d} {k:3d} {cells}   {width:.3f}", flush=True)
+
+
 def rate_table(sims: int, boot_sims: int, rng) -> None:
     names = ["chosen", "t", "wilson-z", "percentile", "BCa", "boot-t"]
     print(f"pass@1: {sims} evals a cell (chosen, t, wilson-z; `=`: exact), {boot_sims} for the bootstraps")
@@ -146,10 +154,7 @@ def rate_table(sims: int, boot_sims: int, rng) -> None:
                        covers(*wilson_ess_z(exact), truth, weight)]
                 if boot_sims:
                     row += [covers(*iv, truth) for iv in bootstraps(r[:boot_sims]).values()]
-                mark = "=" if k == 1 else " "
-                width = np.mean(hi - lo) if weight is None else float(weight @ (hi - lo))
-                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:9.3f}{mark if i < 3 else ' '}" for i, c in enumerate(row))
-                      + f"   {width:.3f}", flush=True)
+                print_row(name, n, k, row, weight is not None, hi - lo, weight)
 
 
 def paired_table(sims: int, boot_sims: int, rng) -> None:
@@ -176,10 +181,7 @@ def paired_table(sims: int, boot_sims: int, rng) -> None:
                        covers(*t_interval(t_rows - s_rows), truth, weight)]
                 if boot_sims:
                     row += [covers(*iv, truth) for iv in bootstraps(d[:boot_sims]).values()]
-                mark = "=" if exact else " "
-                width = np.mean(hi - lo) if weight is None else float(weight @ (hi - lo))
-                print(f"{name:14s} {n:5d} {k:3d} " + " ".join(f"{c:9.3f}{mark if i < 3 else ' '}" for i, c in enumerate(row))
-                      + f"   {width:.3f}", flush=True)
+                print_row(name, n, k, row, exact, hi - lo, weight)
 
 
 def speed() -> None:
