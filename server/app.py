@@ -144,11 +144,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                       pass_threshold: Threshold = D.PASS_THRESHOLD,
                       per_task_offset: Annotated[int, Field(ge=0)] = 0,
                       per_task_limit: Annotated[int, Field(ge=0, le=1000)] = 50,
-                      fields: FieldsArg = None) -> routing.PassAt:
+                      fields: FieldsArg = None, picture: Picture = False) -> Annotated[CallToolResult, routing.PassAt]:
         """pass@1 with a 95% task-level interval, unbiased pass@k and pass^k, and per-task pass rates (paged)."""
         graded = await load(ctx, rows, rows_path, "rows", fields=fields)
-        return await run(routing.pass_at, graded, k=k, pass_threshold=pass_threshold,
-                         per_task_offset=per_task_offset, per_task_limit=per_task_limit)
+        verdict = await run(routing.pass_at, graded, k=k, pass_threshold=pass_threshold,
+                            per_task_offset=per_task_offset, per_task_limit=per_task_limit)
+        return await pictured(verdict, picture, graded, pass_threshold=pass_threshold)
 
     @mcp.tool(title="Floor, saturated or mixed? (question 3)", annotations=READ_ONLY)
     async def band(ctx: Context, rows: RowsText = None, rows_path: PathArg = None,

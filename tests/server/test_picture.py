@@ -140,6 +140,7 @@ def test_plot_names_the_flag_for_a_wrong_suffix_or_folder(tmp_path, capsys):
 
 @pytest.mark.parametrize("tool, args", [
     ("band", {"rows_path": MIXED}),
+    ("pass_at", {"rows_path": MIXED}),
     ("route", {"rows_path": STUDENT, "teacher_rows_path": TEACHER, "model": MODEL}),
     ("teacher_clears", {"teacher_rows_path": TEACHER, "student_rows_path": STUDENT}),
 ])
