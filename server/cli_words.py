@@ -121,7 +121,7 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
     if tool not in POSITIONALS:
         return None
     name = tool.replace("_", "-")
-    from .cli import _parser  # the parser knows each command's flags
+    from .cli_flags import parser as _parser  # the parser knows each command's flags
 
     sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
     flags = {o for a in sub._actions for o in a.option_strings}
@@ -143,6 +143,8 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
                 return None
             for k, v in value.items():
                 words += [flag, f"{k}={v if isinstance(v, str) else json.dumps(v)}"]
+        elif key in ("gpus", "nodes") and isinstance(value, dict) and f"--inference-{key}" in flags:
+            words += [w for side, n in value.items() for w in (f"--{side}-{key}", str(n))]
         elif flag not in flags:
             return None
         elif isinstance(value, bool):
@@ -218,7 +220,7 @@ def _pairs(literal: str) -> list[tuple[str, str]]:
 
 @functools.cache
 def _flags() -> frozenset[str]:
-    from .cli import _parser
+    from .cli_flags import parser as _parser
 
     return frozenset(o for a in _parser()._all_actions() for o in a.option_strings)
 
@@ -243,8 +245,8 @@ def _assignment(name: str, literal: str, before: str, overrides: str) -> str | N
         return " ".join(f"{overrides} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
     if name in DICT_FLAGS and literal.startswith("{"):
         return " ".join(f"{DICT_FLAGS[name]} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
-    if name == "nodes" and literal.startswith("{"):
-        return " ".join(f"--{k}-nodes {_word(v)}" for k, v in _pairs(literal))
+    if name in ("nodes", "gpus") and literal.startswith("{"):  # {'inference': n, 'trainer': m}: the split flags
+        return " ".join(f"--{k}-{name} {_word(v)}" for k, v in _pairs(literal))
     if name == "throughput" and literal.startswith("{"):
         return f"--throughput {','.join(v for _, v in _pairs(literal))}"
     if value == "false" and f"--no-{name.replace('_', '-')}" in _flags():

@@ -88,12 +88,17 @@ def is_placeholder(text: str) -> bool:
 def split_gpus(gpus: Any) -> tuple[int, int]:
     fix = (
         "prime-rl's `rl` runs vLLM inference and the trainer on separate GPUs, so it needs at least 2 "
-        "(one each); pass gpus=2 or more, or {'inference': n, 'trainer': m}."
+        "(one each); pass gpus=2 or more, or gpus={'inference': n, 'trainer': m}."
     )
     if isinstance(gpus, Mapping):
         unknown = set(gpus) - {"inference", "trainer"}
         if unknown or len(gpus) != 2:
             raise ValueError(f"gpus as a mapping takes exactly 'inference' and 'trainer'; got {dict(gpus)!r}")
+        missing = [side for side in ("inference", "trainer") if gpus[side] is None]
+        if len(missing) == 1:
+            side, other = ("inference", "trainer") if missing == ["trainer"] else ("trainer", "inference")
+            raise ValueError(f"gpus: the {missing[0]} GPUs are missing; a split names both. Fix: "
+                             f"gpus={{'{side}': {gpus[side]}, '{other}': <n>}}, or gpus=<total> for an even split.")
         n_inf = as_int("gpus['inference']", gpus["inference"], 1, fix)
         n_tr = as_int("gpus['trainer']", gpus["trainer"], 1, fix)
         return n_inf, n_tr

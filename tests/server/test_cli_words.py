@@ -18,7 +18,9 @@ ROUTES = [[f"route", str(f), "--model", MODEL, "--trainer", t] for f in sorted(E
           for t in ("prime-rl", "trl", "verl")]
 ROUTES += [["route", MIXED, "--model", MODEL, "--throughput", "fast"],
            ["route", STUDENT, "--model", MODEL, "--teacher-rows", str(EXAMPLES / "teacher_strong.jsonl")],
-           ["pass-at", MIXED], ["band", MIXED], ["truncated-passes", str(EXAMPLES / "cut_off.jsonl")]]
+           ["pass-at", MIXED], ["band", MIXED], ["truncated-passes", str(EXAMPLES / "cut_off.jsonl")],
+           # token counts and throughput: the next step carries a GPU split (it was printed as the call's JSON)
+           ["route", str(EXAMPLES / "sdk_rows.jsonl"), "--model", MODEL, "--gpus", "8", "--throughput", "2000,4000"]]
 WRITERS = [[*w, m, "--model", MODEL] for m in ("grpo", "max_rl", "rae", "opd", "opsd", "async", "FlashReinforce",
                                                 "sao", "groupwise_grading", "reinforce_ada", "sft", "dpo")
            for w in (["prime-rl-config", "reverse-text"], ["trl-config"], ["verl-config"])]
@@ -37,7 +39,9 @@ REFUSALS = [[*P, "async", "--model", MODEL, "--knob", "correction=tis"],  # a cu
             ["verl-config", "async", "--model", MODEL, "--knob", "correction=ipo"],
             ["route", "{tmp}/ten.jsonl", "--model", MODEL],  # a 0-10 scale: pass_threshold=10
             ["holdout-size", "--effect", "2"], ["preview-update", str(EXAMPLES / "traces.jsonl"), "--method", "nope"],
-            ["teacher-clears", str(EXAMPLES / "teacher_weak.jsonl"), STUDENT]]
+            ["teacher-clears", str(EXAMPLES / "teacher_weak.jsonl"), STUDENT],
+            [*P, "grpo", "--model", MODEL, "--inference-gpus", "5"],  # gpus={'inference': 5, 'trainer': <n>}
+            [*P, "grpo", "--model", MODEL, "--gpus", "1"]]  # gpus={'inference': n, 'trainer': m}
 
 # MCP syntax: name=<Python literal> (not a Hydra key's a.b=, nor inside a --knob's quoted JSON, nor Async(...)),
 # a tool call, a tool call's JSON, a tool's snake_case name, the argument pass_threshold, the field `text`.
@@ -45,7 +49,7 @@ MCP = re.compile(r"""(?<![\w.+\-/'"])(?<!\w\()[a-z][a-z_]*=[{'"<\[]|(?<![\w.+\-/
                  r"""|\b(route|band|pass_at|truncated_passes|teacher_clears|holdout_size|preview_update|"""
                  r"""prime_rl_config|trl_config|verl_config)\(|"tool":|(?<!["\w])(prime_rl_config|trl_config|"""
                  r"""verl_config|holdout_size|preview_update|pass_at)(?![\w"])|(?<![\w"'])pass_threshold(?![\w"':])"""
-                 r"""|`text`""")
+                 r"""|`text`|\b[a-z][a-z-]*\(\{""")  # the last: a call shown as its JSON, prime-rl-config({...})
 
 
 def run(args, capsys):
@@ -157,3 +161,19 @@ def test_every_command_a_hint_prints_parses(capsys, tmp_path):
             assert cli._parser().parse_args(words).command == words[0], line
             parsed += 1
     assert parsed >= 5
+
+
+def test_a_next_step_with_a_gpu_split_runs_as_printed_and_writes_that_split(capsys, tmp_path):
+    import tomllib
+
+    code, text = run(["route", str(EXAMPLES / "sdk_rows.jsonl"), "--model", MODEL, "--gpus", "8", "--throughput",
+                      "2000,4000", "--taskset", "reverse-text"], capsys)
+    step = next(line for line in text.splitlines() if line.startswith("next: "))[len("next: "):]
+    words = shlex.split(step)
+    assert code == 0 and words[:2] == ["pick-a-method", "prime-rl-config"] and "--inference-gpus" in words
+    split = {side: int(words[words.index(f"--{side}-gpus") + 1]) for side in ("inference", "trainer")}
+    assert sum(split.values()) == 8
+    code, text = run([*words[1:], "--out", str(tmp_path / "rl.toml")], capsys)
+    deployment = tomllib.loads((tmp_path / "rl.toml").read_text())["deployment"]
+    assert code == 0 and (deployment["num_infer_gpus"], deployment["num_train_gpus"]) == (split["inference"],
+                                                                                          split["trainer"])
