@@ -13,7 +13,7 @@ from .questions import pass_at, rows_arguments
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
 from .stats import paired_ci
-from .table import table_of
+from .table import Table, table_of
 from .verdicts import NextStep, OnPolicy, PairedDifference, TeacherClears
 
 
@@ -130,15 +130,21 @@ def _task_rollouts(table) -> dict[str, int]:
     return {table.rows.task_names[t]: int(k) for t, k in zip(codes.tolist(), counts.tolist())}
 
 
+def shared_rates(t_table: Table, s_table: Table) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The tasks both sides scored (in the teacher's order) and each side's pass rate on them."""
+    tr, sr = t_table.task_rates(), s_table.task_rates()
+    shared = [name for name in tr if name in sr]
+    return (shared, np.array([tr[n] for n in shared], dtype=np.float64),
+            np.array([sr[n] for n in shared], dtype=np.float64))
+
+
 def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDifference | None:
     """Teacher minus student pass rate per shared task, with the MOVER interval from both arms (stats.paired_ci),
     each arm capped at what its rollouts are worth, as pass_at's interval is."""
     t_table, s_table = table_of(t, pass_threshold), table_of(s, pass_threshold)
-    tr, sr = t_table.task_rates(), s_table.task_rates()
-    shared = [name for name in tr if name in sr]
+    shared, t_rates, s_rates = shared_rates(t_table, s_table)
     if not shared:
         return None
-    t_rates, s_rates = np.array([tr[name] for name in shared]), np.array([sr[name] for name in shared])
     tk, sk = _task_rollouts(t_table), _task_rollouts(s_table)
     ci95 = paired_ci(t_rates, s_rates, rollouts_a=np.array([tk[name] for name in shared]),
                      rollouts_b=np.array([sk[name] for name in shared]))

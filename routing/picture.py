@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from . import defaults as D
 from .asked import split_samplers
-from .compare import paired
+from .compare import paired, shared_rates
 from .errors import InputError
 from .questions import band, groups, plural
 from .readers import as_rows
@@ -169,9 +169,8 @@ def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float
 def teacher_student_rates(teacher: GradedRows, student: GradedRows,
                           pass_threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Each shared task's pass rate on both sides, in the teacher's task order (as compare.paired pairs them)."""
-    tr, sr = table_of(teacher, pass_threshold).task_rates(), table_of(student, pass_threshold).task_rates()
-    shared = [name for name in tr if name in sr]
-    return np.array([tr[n] for n in shared], dtype=np.float64), np.array([sr[n] for n in shared], dtype=np.float64)
+    _, t_rates, s_rates = shared_rates(table_of(teacher, pass_threshold), table_of(student, pass_threshold))
+    return t_rates, s_rates
 
 
 def _bins(values: np.ndarray, low: float, high: float, n: int, kind: Kind) -> list[Bar]:
