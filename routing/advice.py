@@ -32,6 +32,9 @@ def config_tool(trainer: str) -> str:
 # functions; verl: parquet files and a reward function). The writers list the missing ones in their own `needs`.
 DATA_NEEDS = {"prime_rl_config": ["taskset"], "trl_config": ["dataset", "reward_funcs"],
               "verl_config": ["train_files", "reward_function"]}
+# Supervised methods: TRL's SFTTrainer and DPOTrainer train them from a dataset, no reward function. prime-rl's `rl`
+# and verl's RL trainer do not (prime-rl's writer and verl's refuse them and name trl_config).
+SUPERVISED = {"sft": "SFT", "dpo": "DPO"}
 
 
 def config_step(tool: str, method: str, *, taskset: str | None, model: str | None,
@@ -46,7 +49,7 @@ def config_step(tool: str, method: str, *, taskset: str | None, model: str | Non
         if taskset is None:
             needs.append("taskset")
     else:
-        needs += DATA_NEEDS[tool]
+        needs += ["dataset"] if method in SUPERVISED else DATA_NEEDS[tool]
     args["model"] = model or "<the model you will train>"
     if model is None:
         needs.append("model")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import defaults as D
-from .advice import before_gpu, config_step, config_tool
+from .advice import SUPERVISED, before_gpu, config_step, config_tool
 from .compare import on_policy, sampler_kinds
 from .cost import check_gpus
 from .forecast import confidence_fields, signal, table_moments
@@ -109,6 +109,9 @@ class Asked:
         verl have no ipo correction (their own default, tis, instead) and no rae or self-distillation (prime-rl's
         writer is named for those, and says why)."""
         tool = config_tool(self.o.trainer)
+        if method in SUPERVISED and tool != "trl_config":
+            kwargs["why"] = f"{self.o.trainer}'s RL config has no {SUPERVISED[method]}: TRL writes it. {kwargs['why']}"
+            tool = "trl_config"
         if tool != "prime_rl_config" and method in PRIME_RL_ONLY:
             kwargs["why"] = f"{self.o.trainer} has no {PRIME_RL_ONLY[method]}: prime-rl has. {kwargs['why']}"
             tool = "prime_rl_config"

@@ -121,9 +121,8 @@ def band_step(a: Asked) -> Decision | None:
         if size is not None and size < D.OPSD_MIN_PARAMS_B:
             return Decision("floor", ["SFT"], f"{b.summary} At {size:g}B OPSD lacks the in-context learning it needs (it "
                             f"lost 0.55 to GRPO on Qwen3-0.6B): SFT on a stronger model's passing completions.",
-                            NextStep(tool=None, arguments={"method": "sft"},
-                                     why="Collect a stronger model's passing completions on these tasks and fine-tune "
-                                         "on them (sft-from-traces)."))
+                            a.config("sft", why="Collect a stronger model's passing completions on these tasks as "
+                                                "the dataset and fine-tune on them (sft-from-traces)."))
         if size is None:
             a.warn("model size unknown: OPSD needs about 7B or more; under that, SFT from a stronger model")
         return Decision("floor", ["OPSD", "SFT"], b.summary,
@@ -212,8 +211,8 @@ def on_policy_step(a: Asked) -> Decision | None:
     if a.pairs:
         return Decision("dpo", ["DPO"], f"{op.summary} The rows carry natural better/worse pairs per prompt: train DPO "
                         f"on them (dpo-pairs).",
-                        NextStep(tool=None, arguments={"method": "dpo"},
-                                 why="Build chosen/rejected pairs per prompt and train DPO (beta 0.1)."))
+                        a.config("dpo", why="Build chosen/rejected pairs per prompt as the dataset and train DPO "
+                                            "(beta 0.1)."))
     return sft(a, next(iter(op.models), None))
 
 
@@ -248,8 +247,7 @@ def sft(a: Asked, other: str | None) -> Decision:
                 f"failures).")
     teacher_args = {("teacher_" + k if k in ("rows", "rows_path") else k): v for k, v in a.args.items() if k != "model"}
     return Decision("sft", ["SFT", f"OPD from {other}"], text,
-                    NextStep(tool=None, arguments={"method": "sft", "rows": "passing rows only"},
-                             why="Fine-tune on the passing rows (sft-from-traces)."),
+                    a.config("sft", why="Fine-tune on the passing rows only, as the dataset (sft-from-traces)."),
                     alternatives=[NextStep(tool="teacher_clears", arguments=teacher_args,
                                            needs=["student_rows (your model's rows on the same tasks)"],
                                            why=f"If {other} clearly beats your model, distill from it with OPD.")])

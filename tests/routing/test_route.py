@@ -119,7 +119,7 @@ def test_one_singleton_among_groups_does_not_force_single_rollout(mixed_rows):
 def test_floor_under_7b_is_sft_from_a_stronger_model(floor_rows):
     r = route(floor_rows, "Qwen/Qwen3-0.6B")
     assert r.route == "floor" and r.methods == ["SFT"]
-    assert r.next_step.tool is None
+    assert (r.next_step.tool, r.next_step.arguments["method"]) == ("trl_config", "sft")
     r8 = route(floor_rows, "Qwen/Qwen3-8B")
     assert r8.methods[0] == "OPSD" and r8.next_step.arguments["method"] == "opsd"
 
@@ -239,3 +239,23 @@ def test_model_size_is_read_off_the_name():
     assert routing.model_params_b("Qwen/Qwen3-30B-A3B") == 30
     assert routing.model_params_b("openai/gpt-oss-20b") == 20
     assert routing.model_params_b("my-model") is None
+
+
+@pytest.mark.parametrize("trainer", ["prime-rl", "trl", "verl"])
+@pytest.mark.parametrize("fixture, options, method", [
+    ("teacher_made_rows", {}, "sft"),
+    ("teacher_made_rows", {"preference_pairs": True}, "dpo"),
+    ("floor_rows", {"params_b": 0.6}, "sft"),  # a floor under ~7B: SFT from a stronger model, not OPSD
+])
+def test_a_supervised_route_names_the_trl_call_that_writes_it(request, fixture, options, method, trainer):
+    """SFT and DPO routes used to end in prose; their next step is now trl_config (prime-rl's `rl` and verl's RL
+    trainer have neither), and the call, with the dataset filled in, is one TRL's writer builds."""
+    from pick_a_method.methods.trl import trl_config
+
+    r = route(request.getfixturevalue(fixture), MODEL, trainer=trainer, **options)
+    step = r.next_step
+    assert (r.route, step.tool, step.arguments["method"], step.needs) == (
+        "floor" if fixture == "floor_rows" else method, "trl_config", method, ["dataset"])
+    assert (trainer == "trl") == ("TRL writes it" not in step.why)
+    built = trl_config(**step.arguments, dataset="someone/their-dataset")
+    assert built.method == method and built.model == MODEL
