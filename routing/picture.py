@@ -20,7 +20,7 @@ from .compare import paired, shared_rates
 from .errors import InputError
 from .questions import band, groups, plural
 from .readers import as_rows
-from .rows import GradedRows, RowsLike
+from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
 from .verdicts import Band, Interval, PassAt, Route, TeacherClears
 
@@ -97,7 +97,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
         panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
-    own, _ = split_samplers(rows, model)
+    own, others = split_samplers(rows, model)
+    if teacher_rows is None and others and isinstance(verdict, Route):  # a teacher from the same file
+        teacher_rows = in_file_teacher(verdict, others)
     b = verdict if isinstance(verdict, Band) else band(own, pass_threshold=pass_threshold)
     grouped = verdict.rollouts if isinstance(verdict, Route) else (b.rollouts if b.verdict == "mixed" else None)
     panel = band_panel(own, b, pass_threshold, advised_k=grouped.group_size if grouped else None)
@@ -116,6 +118,18 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
         head, route, lead = f"band {b.verdict}", None, f"Band: {b.verdict}."
     caption = " ".join([lead, _band_caption(panel)] + ([_paired_caption(pair)] if pair else []))
     return Picture(title=f"{source}: {head}", caption=caption, route=route, band=panel, paired=pair)
+
+
+def in_file_teacher(verdict: Route, others: dict[str, GradedRows]) -> GradedRows | None:
+    """The other sampler in the file that question 5 weighed as the teacher, as route picks it: the clearing one with
+    the largest paired gap, else the one its evidence shows first."""
+    q5 = next((t for t in verdict.trace if t.name == "teacher_clears"), None)
+    found = q5.evidence.get("in_file_teachers") if q5 is not None else None
+    if not found:
+        return None
+    clearing = [c for c in found if c["verdict"] == "clears"]
+    pick = max(clearing, key=lambda c: c["paired"]["mean_diff"] if c["paired"] else c["gap"]) if clearing else found[0]
+    return next((r for name, r in others.items() if display_name(name) == pick["model"]), None)
 
 
 def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: int | None) -> BandPanel:

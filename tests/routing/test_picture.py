@@ -80,6 +80,24 @@ def test_the_teachers_panel_is_the_paired_difference_the_verdict_reports():
     assert routed.paired.bars == pair.bars and routed.paired.mean_diff == pair.mean_diff
 
 
+@pytest.mark.parametrize("trained, other, answer", [("Qwen/Qwen3-8B-Base", "acme/Qwen3-8B-Base-r1", "clears"),
+                                                    ("acme/Qwen3-8B-Base-r1", "Qwen/Qwen3-8B-Base", "does_not_clear")])
+def test_a_teacher_from_the_same_file_gets_the_paired_panel_route_scored(trained, other, answer):
+    """two_checkpoints.jsonl: route scores the other checkpoint as a teacher on the shared tasks; the picture draws
+    that comparison, the same numbers as question 5's evidence (it drew no teacher panel before)."""
+    rows = routing.read_rows(EXAMPLES / "two_checkpoints.jsonl")
+    verdict = routing.route(rows, trained)
+    q5 = next(t for t in verdict.trace if t.name == "teacher_clears")
+    p = picture(rows, verdict, model=trained)
+    assert q5.answer == answer and p.paired is not None and p.paired.verdict == answer
+    assert p.paired.n_shared == q5.evidence["paired"]["n_shared"] == sum(b.count for b in p.paired.bars)
+    assert p.paired.mean_diff == pytest.approx(q5.evidence["paired"]["mean_diff"], abs=1e-4)
+    # the same panel as teacher_clears on the two checkpoints' rows apart
+    teacher, student = (rows.subset(rows.model == rows.model_names.index(m)) for m in (other, trained))
+    alone = picture(student, routing.teacher_clears(teacher, student), teacher_rows=teacher).paired
+    assert p.paired.bars == alone.bars and p.paired.ci95 == alone.ci95
+
+
 def test_uneven_groups_are_binned_and_still_add_up():
     rows = rows_from_passes([0, 1, 2, 3, 4], k=4) + rows_from_passes([0, 3, 5, 6, 7, 9], k=9, prefix="u")
     p = picture(rows, routing.band(rows))
