@@ -66,6 +66,19 @@ def test_route_on_an_example_file_returns_a_structured_verdict(peers):
     assert json.loads(result["content"][0]["text"]) == verdict  # the text block carries the same object
 
 
+def test_picture_true_comes_back_as_an_image_beside_the_checked_verdict(peers):
+    """The Inspector checks structuredContent against the outputSchema with the image block beside it."""
+    import base64
+
+    args = {"rows_path": "examples/mixed.jsonl", "picture": True}
+    result = result_of(inspect(peers, "--method", "tools/call", "--tool-name", "band",
+                               "--tool-args-json", json.dumps(args)))
+    assert result.get("isError") is False and result["structuredContent"]["verdict"] == "mixed"
+    assert [b["type"] for b in result["content"]] == ["text", "image"]
+    image = result["content"][1]
+    assert image["mimeType"] == "image/png" and base64.b64decode(image["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+
 def test_a_tool_argument_in_key_value_form(peers):
     """`--tool-arg k=v` JSON-parses v: the form people type by hand."""
     result = result_of(inspect(peers, "--method", "tools/call", "--tool-name", "band",
