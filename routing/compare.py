@@ -227,8 +227,9 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
                              **common)
     if clears:
         if tokenizers_match is None:
-            warnings.append("tokenizers not compared: OPD needs the teacher and student to share one (pass "
-                            "tokenizers_match, or teacher/student names to prime_rl_config)")
+            warnings.append("tokenizers not compared: OPD needs the teacher and student to share one (once you "
+                            "know, pass tokenizers_match=True or tokenizers_match=False; prime_rl_config compares them "
+                            "from the teacher and student names)")
         teacher, student = dominant_model(t_rows), dominant_model(s_rows)
         args = {"method": "opd", **({"model": student} if student else {}),
                 "knobs": {"teacher": teacher or "<teacher model>"}}

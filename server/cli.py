@@ -90,6 +90,10 @@ def _message(e: BaseException) -> str:
     return str(e)
 
 
+def _yes_no(text: str | None) -> bool | None:
+    return None if text is None else text == "true"
+
+
 def _throughput(text: str | None) -> dict[str, float] | None:
     """--throughput INFER,TRAIN -> route's throughput mapping (a bad value reaches route, which names the fix)."""
     if text is None:
@@ -116,7 +120,8 @@ def _run_command(args: argparse.Namespace) -> Any:
         return routing.route(read(args.rows, "rows"), args.model, teacher, pass_threshold=args.pass_threshold,
                              effect=args.effect, taskset=args.taskset, teacher=args.teacher,
                              teacher_base_url=args.teacher_base_url, preference_pairs=args.preference_pairs or None,
-                             trainer=args.trainer, gpus=args.gpus, throughput=_throughput(args.throughput))
+                             trainer=args.trainer, gpus=args.gpus, throughput=_throughput(args.throughput),
+                             tokenizers_match=_yes_no(args.tokenizers_match))
     if args.command == "truncated-passes":
         return routing.truncated_passes(read(args.rows, "rows"), pass_threshold=args.pass_threshold)
     if args.command == "band":
@@ -125,7 +130,8 @@ def _run_command(args: argparse.Namespace) -> Any:
         return routing.pass_at(read(args.rows, "rows"), k=args.k, pass_threshold=args.pass_threshold)
     if args.command == "teacher-clears":
         return routing.teacher_clears(read(args.teacher_rows, "teacher_rows"), read(args.student_rows, "student_rows"),
-                                      args.effect, pass_threshold=args.pass_threshold)
+                                      args.effect, pass_threshold=args.pass_threshold,
+                                      tokenizers_match=_yes_no(args.tokenizers_match))
     if args.command == "holdout-size":
         return routing.holdout_size(args.effect, k=args.k, base=args.base, power=args.power, alpha=args.alpha,
                                     task_std=args.task_std,

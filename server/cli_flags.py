@@ -106,6 +106,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--pass-threshold", type=float, default=D.PASS_THRESHOLD, metavar="X", help=threshold)
     t.add_argument("--json", action="store_true", help=as_json)
     field_flags(t)
+    for c in (r, t):  # question 5: OPD distills token by token, so only a teacher with the student's tokenizer
+        c.add_argument("--tokenizers-match", choices=("true", "false"),
+                       help="true or false: whether teacher and student share a tokenizer, if you know (default: "
+                            "not compared)")
     for c in (r, b, pa, t):  # the commands that draw the band (or the teacher's gain): server/cli_picture.py
         plot_flags(c)
     h = sub.add_parser("holdout-size", help="held-out tasks needed to prove an effect",

@@ -177,3 +177,15 @@ def test_a_next_step_with_a_gpu_split_runs_as_printed_and_writes_that_split(caps
     deployment = tomllib.loads((tmp_path / "rl.toml").read_text())["deployment"]
     assert code == 0 and (deployment["num_infer_gpus"], deployment["num_train_gpus"]) == (split["inference"],
                                                                                           split["trainer"])
+
+
+def test_the_tokenizer_question_is_answered_with_a_flag(capsys):
+    """The warning names --tokenizers-match, and the flag answers it: a teacher with another tokenizer is refused."""
+    teacher = str(EXAMPLES / "teacher_strong.jsonl")
+    code, text = run(["teacher-clears", teacher, STUDENT], capsys)
+    assert code == 0 and "--tokenizers-match true or --tokenizers-match false" in text
+    code, text = run(["teacher-clears", teacher, STUDENT, "--tokenizers-match", "false"], capsys)
+    assert code == 0 and text.startswith("tokenizer_mismatch:")
+    code, text = run(["route", STUDENT, "--model", MODEL, "--teacher-rows", teacher, "--tokenizers-match", "true"],
+                     capsys)
+    assert code == 0 and text.startswith("opd:") and "tokenizers not compared" not in text
