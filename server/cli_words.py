@@ -166,8 +166,9 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
 _LITERAL = r"""'[^']*'|"[^"]*"|<[^<>]*>|\.\.\.|-?\d[\w.]*|True|False|None|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"""
 _ASSIGN = re.compile(rf"""(?<![\w.+\-/'"\[])(?<!\w\()([a-z][a-z_]*)=({_LITERAL})""")
 _CALL = re.compile(rf"\b({'|'.join(POSITIONALS)})\(([^()]*)\)")
-_BARE_TOOL = re.compile(r"""(?<!["\w])(prime_rl_config|trl_config|verl_config|holdout_size|preview_update|pass_at)"""
-                        r"""(?![\w"])""")
+# Not inside a path (/data/pass_at/rows.jsonl) or a file name (pass_at.jsonl); a sentence's full stop is fine.
+_BARE_TOOL = re.compile(r"""(?<!["\w/.-])(prime_rl_config|trl_config|verl_config|holdout_size|preview_update|pass_at)"""
+                        r"""(?![\w"/-]|\.\w)""")
 # A verb before name=value makes it a hint: a method knob is then written as --knob (a statement is left alone).
 _HINT = re.compile(r"(?:pass|use|with|set|Fix:|or|and|e\.g\.|try|add|for)\s*\(?$")
 DICT_FLAGS = {"knobs": "--knob", "checkpoint": "--checkpoint", "wandb": "--wandb", "slurm": "--slurm",
@@ -283,6 +284,6 @@ def cli_words(message: str, command: str | None = None) -> str:
         return _assignment(m[1], m[2], message[max(0, m.start() - 12):m.start()], overrides) or m[0]
 
     message = _ASSIGN.sub(assign, message)
-    message = re.sub(r"(?<![\w\"'.-])pass_threshold(?![\w\"':=])", "--pass-threshold", message)
-    message = re.sub(r"\bknobs\.(\w+)", r"--knob \1=...", message)
+    message = re.sub(r"(?<![\w\"'./-])pass_threshold(?![\w\"':=/-]|\.\w)", "--pass-threshold", message)
+    message = re.sub(r"(?<![\w/.-])knobs\.(\w+)", r"--knob \1=...", message)
     return _BARE_TOOL.sub(lambda m: m[1].replace("_", "-"), message)

@@ -189,3 +189,17 @@ def test_the_tokenizer_question_is_answered_with_a_flag(capsys):
     code, text = run(["route", STUDENT, "--model", MODEL, "--teacher-rows", teacher, "--tokenizers-match", "true"],
                      capsys)
     assert code == 0 and text.startswith("opd:") and "tokenizers not compared" not in text
+
+
+def test_paths_that_hold_a_tools_or_an_arguments_name_are_printed_as_they_are(capsys, tmp_path):
+    """The words are translated, never a path: rows under pass_at/ or pass_threshold/ stay where they are."""
+    import shutil
+
+    for folder in ("pass_at", "pass_threshold", "knobs.d"):
+        rows = tmp_path / folder / "student.jsonl"
+        rows.parent.mkdir()
+        shutil.copy(STUDENT, rows)
+        code, text = run(["route", str(rows), "--model", "other/model"], capsys)
+        assert code == 0 and str(rows) in text.replace("'", ""), text
+        code, text = run(["band", str(rows.with_name("missing.jsonl"))], capsys)
+        assert str(rows.with_name("missing.jsonl")) in text, text
