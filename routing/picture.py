@@ -98,15 +98,16 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
     own, others = split_samplers(rows, model)
-    if teacher_rows is None and others and isinstance(verdict, Route):  # a teacher from the same file
-        teacher_rows = in_file_teacher(verdict, others)
+    in_file, about_given = judged_teacher(verdict, others) if isinstance(verdict, Route) else (None, False)
+    if in_file is not None:  # the route weighed another sampler of the file as the teacher: that is the panel
+        teacher_rows = in_file
     b = verdict if isinstance(verdict, Band) else band(own, pass_threshold=pass_threshold)
     grouped = verdict.rollouts if isinstance(verdict, Route) else (b.rollouts if b.verdict == "mixed" else None)
     panel = band_panel(own, b, pass_threshold, advised_k=grouped.group_size if grouped else None)
     pair = None
     if teacher_rows is not None:
         pair = paired_panel(as_rows(teacher_rows, what="teacher_rows"), own, pass_threshold, effect, None)
-    if pair is not None and isinstance(verdict, Route):  # question 5's answer, where the route asked it
+    if pair is not None and (in_file is not None or about_given):  # question 5's answer, about the teacher drawn
         answer = next((t.answer for t in verdict.trace if t.name == "teacher_clears"), None)
         pair.verdict = answer if answer in TEACHER_ANSWERS else None
     if isinstance(verdict, Route):
@@ -120,16 +121,14 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     return Picture(title=f"{source}: {head}", caption=caption, route=route, band=panel, paired=pair)
 
 
-def in_file_teacher(verdict: Route, others: dict[str, GradedRows]) -> GradedRows | None:
-    """The other sampler in the file that question 5 weighed as the teacher, as route picks it: the clearing one with
-    the largest paired gap, else the one its evidence shows first."""
+def judged_teacher(verdict: Route, others: dict[str, GradedRows]) -> tuple[GradedRows | None, bool]:
+    """Whose rows question 5's answer is about: another sampler of the file (its rows), or the caller's teacher rows
+    (True); (None, False) where it judged none."""
     q5 = next((t for t in verdict.trace if t.name == "teacher_clears"), None)
-    found = q5.evidence.get("in_file_teachers") if q5 is not None else None
-    if not found:
-        return None
-    clearing = [c for c in found if c["verdict"] == "clears"]
-    pick = max(clearing, key=lambda c: c["paired"]["mean_diff"] if c["paired"] else c["gap"]) if clearing else found[0]
-    return next((r for name, r in others.items() if display_name(name) == pick["model"]), None)
+    judged = q5.evidence.get("judged") if q5 is not None else None
+    if judged is None or judged == "teacher_rows":
+        return None, judged is not None
+    return next((r for name, r in others.items() if display_name(name) == judged), None), False
 
 
 def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: int | None) -> BandPanel:

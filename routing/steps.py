@@ -19,6 +19,7 @@ from .compare import dominant_model, teacher_clears
 from .forecast import advice_prior, cost_estimate, table_moments
 from .identity import model_params_b
 from .questions import band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes
+from .rows import display_name
 from .table import table_of
 from .verdicts import NextStep
 
@@ -170,6 +171,9 @@ def teacher_step(a: Asked) -> Decision | None:
     if scored:
         evidence["in_file_teachers"] = candidate_evidence(scored)
     judged = chosen or tc or shown
+    if judged is not None:  # whose answer this is: the caller's teacher rows, or which sampler of the file
+        evidence["judged"] = ("teacher_rows" if judged is tc else
+                              display_name(next(n for n, c in scored.items() if c is judged)))
     a.ask(5, "teacher_clears", judged.verdict if judged else "no teacher rows", chosen is not None, evidence)
     if tc is not None:
         a.warn(*(w for w in tc.warnings if not w.startswith("student: ")))

@@ -98,6 +98,26 @@ def test_a_teacher_from_the_same_file_gets_the_paired_panel_route_scored(trained
     assert p.paired.bars == alone.bars and p.paired.ci95 == alone.ci95
 
 
+def test_the_panel_is_the_teacher_question_5_judged_not_only_the_one_passed():
+    """Teacher rows that do not clear, beside a sampler in the file that does: route picks the in-file one (OPD), so
+    the panel draws it with its answer; the caller's rows are not labelled "clears" (seen in review)."""
+    import json
+
+    def read(name):
+        return [json.loads(line) for line in (EXAMPLES / name).read_text().splitlines()]
+
+    strong = [{**r, "model": "acme/Big-70B"} for r in read("teacher_strong.jsonl")]
+    rows, weak = routing.as_rows(read("student.jsonl") + strong), routing.read_rows(EXAMPLES / "teacher_weak.jsonl")
+    verdict = routing.route(rows, MODEL, weak)
+    q5 = next(t for t in verdict.trace if t.name == "teacher_clears")
+    assert verdict.route == "opd" and q5.evidence["judged"] == "acme/Big-70B"
+    p = picture(rows, verdict, model=MODEL, teacher_rows=weak)
+    assert p.paired.verdict == "clears" and p.paired.mean_diff > 0.05
+    alone = routing.teacher_clears(weak, rows.subset(rows.model == rows.model_names.index(MODEL)))
+    assert picture(rows, routing.route(rows.subset(rows.model == rows.model_names.index(MODEL)), MODEL, weak),
+                   model=MODEL, teacher_rows=weak).paired.verdict == alone.verdict
+
+
 def test_uneven_groups_are_binned_and_still_add_up():
     rows = rows_from_passes([0, 1, 2, 3, 4], k=4) + rows_from_passes([0, 3, 5, 6, 7, 9], k=9, prefix="u")
     p = picture(rows, routing.band(rows))
