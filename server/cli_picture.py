@@ -35,20 +35,24 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
         require_matplotlib("--plot")  # before the picture is built: the error, not the work, when it is missing
     from pick_a_method.routing.picture import picture
 
+    from .sketch import sketch, wants_colour
+
     read = getattr(args, "rows_read", {})
     student = args.command == "teacher-clears"
     extra = {"effect": args.effect} if "effect" in vars(args) else {}
-    p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
-                teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
-                pass_threshold=args.pass_threshold, **extra)
+    try:
+        p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
+                    teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
+                    pass_threshold=args.pass_threshold, **extra)
+        below = "" if args.json else "\n" + sketch(p, wants_colour(sys.stdout))  # a blank line apart from the verdict
+    except Exception as e:  # noqa: BLE001 -- the sketch is an aid: without --plot, a fault in it never costs the verdict
+        if args.plot:
+            raise
+        return f"\n(no picture: {type(e).__name__}: {e})", ""
     wrote = ""
     if args.plot:
         from .plot import write_plot
 
         roots = [Path(d).resolve() for d in args.allow_write] or None
         wrote = f"picture: wrote {write_plot(p, args.plot, overwrite=args.overwrite, allowed_roots=roots)}"
-    if args.json:
-        return "", wrote
-    from .sketch import sketch, wants_colour
-
-    return "\n" + sketch(p, wants_colour(sys.stdout)), wrote  # a blank line apart from the verdict
+    return below, wrote

@@ -179,3 +179,17 @@ def test_without_matplotlib_the_error_names_the_extra_and_the_line(tmp_path):
         "anyio.run(main)\n")], capture_output=True, text=True, timeout=120)
     assert mcp.returncode == 0, mcp.stderr[-2000:]
     assert "[plot] extra" in mcp.stdout and "pip install 'matplotlib>=3.8,<4'" in mcp.stdout
+
+
+def test_a_fault_in_the_sketch_never_costs_the_verdict(capsys, monkeypatch):
+    """Without --plot the sketch is an aid: if drawing it fails, the verdict still prints and the command succeeds."""
+    from pick_a_method.routing import picture as picture_module
+    from pick_a_method.server import cli
+
+    def broken(*args, **kwargs):
+        raise ValueError("a case the picture does not handle")
+
+    monkeypatch.setattr(picture_module, "picture", broken)
+    assert cli.main(["band", MIXED]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mixed:") and "(no picture: ValueError: a case the picture does not handle)" in out
