@@ -144,7 +144,7 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
         passes = np.rint(middle * k).astype(np.int64)
         bars += [Bar(kind="split", low=j / k, high=j / k, label=f"{j}/{k}", count=int((passes == j).sum()))
                  for j in range(1, k)]
-    else:
+    elif len(sizes):  # binned; where every task was sampled once none can split, and no split bar is drawn
         bars += _bins(middle, 0.0, 1.0, RATE_BINS, "split")
     bars.append(Bar(kind="all_pass", low=1.0, high=1.0, label="1", count=int((rates == 1).sum())))
     curve = {}
@@ -155,7 +155,9 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
     return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_tasks, n_all_fail=b.n_all_fail,
                      n_split=b.n_split, split_definition=b.split_definition, n_all_pass=b.n_all_pass, k=b.k,
                      uneven=uneven,
-                     measured_split_share=b.split_share, curve=[curve[k] for k in sorted(curve)], advised_k=advised_k,
+                     # the curve predicts pass/fail splits: the measured point is one only by that definition
+                     measured_split_share=b.split_share if b.split_definition == D.SIGNAL_DEFINITIONS["binary"]
+                     else None, curve=[curve[k] for k in sorted(curve)], advised_k=advised_k,
                      best_k=b.rollouts.best_k if b.rollouts else None)
 
 

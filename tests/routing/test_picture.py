@@ -156,3 +156,13 @@ def test_non_binary_rewards_say_the_bars_read_pass_fail():
     p = picture(rows, band)
     assert band.n_split == 6 and counts(p.band.bars, "all_fail") == 3 == band.n_all_fail  # spread, not pass/fail
     assert sum(b.count for b in p.band.bars) == 6 and "Rewards are not all 0/1" in p.caption
+    # the curve predicts pass/fail splits; the band's split share here counts reward spread: no measured point on it
+    assert band.split_share == 1.0 and p.band.measured_split_share is None
+    binary = routing.band(rows_from_passes([0, 1, 2, 3, 4] * 8))
+    assert picture(rows_from_passes([0, 1, 2, 3, 4] * 8), binary).band.measured_split_share == binary.split_share
+
+
+def test_one_rollout_a_task_draws_no_split_bar():
+    rows = [{"task_id": f"t{t}", "reward": float(t % 3 == 0)} for t in range(30)]
+    p = picture(rows, routing.band(rows))
+    assert [(b.kind, b.count) for b in p.band.bars] == [("all_fail", 20), ("all_pass", 10)]
