@@ -39,12 +39,12 @@ def write_config(out: Any, text: str | bytes, *, suffixes: tuple[str, ...], why:
     ``suffixes`` are the extensions the trainer reads this file by (the first is the example given);
     ``why`` says in a few words why the suffix matters, for the error; ``argument`` is what errors call ``out``.
     """
-    path = _check_out(out, suffixes, why, overwrite, allowed_roots, argument)
+    path = check_out(out, suffixes, why, overwrite, allowed_roots, argument)
     _write_atomic(path, text, overwrite)
     return path
 
 
-def _check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
+def check_out(out: Any, suffixes: tuple[str, ...], why: str, overwrite: bool,
                allowed_roots: Sequence[Any] | None, argument: str = "out") -> Path:
     wanted = " or ".join(suffixes)
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():

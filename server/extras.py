@@ -13,6 +13,7 @@ import sys
 # pyproject.toml's [torch] extra (tests/server/test_build.py keeps them equal). The hint names the packages, not
 # `pick-a-method[torch]`: pick-a-method is not on the package index yet.
 TORCH_SPECS = ("torch>=2.2,<3", "transformers>=4.40,<6")
+PLOT_SPECS = ("matplotlib>=3.8,<4",)  # pyproject.toml's [plot] extra (the same test keeps them equal)
 # PyTorch's own index of CPU wheels: on Linux, PyPI's torch is the CUDA build (2.8 GB of wheels).
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -34,6 +35,11 @@ def pip_install(*specs: str) -> str:
 def torch_install() -> str:
     """The [torch] extra's packages, torch as the CPU wheel."""
     return f"{pip_install(*TORCH_SPECS)} --extra-index-url {CPU_INDEX}"
+
+
+def plot_install() -> str:
+    """The [plot] extra's packages."""
+    return pip_install(*PLOT_SPECS)
 
 
 def require(module: str, what: str) -> None:

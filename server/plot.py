@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .extras import MissingExtra
+from .extras import MissingExtra, plot_install
 
-# The [plot] extra's own package, runnable as printed wherever pick-a-method came from (it is not on the package
-# index yet); the range is pyproject.toml's [plot] extra.
-INSTALL = "pip install 'matplotlib>=3.8,<4'"
+# The [plot] extra installed in a clone (the hint's other line, extras.plot_install, works wherever it came from).
 IN_THE_CLONE = "pip install -c constraints.txt '.[plot]'"
 FORMATS = {".png": "png", ".svg": "svg"}
 # One colour per bar kind: all fail and the student ahead red, split and the teacher ahead green, all pass blue.
@@ -33,16 +31,13 @@ DPI = 110
 def require_matplotlib(what: str = "the picture") -> None:
     if importlib.util.find_spec("matplotlib") is None:
         raise MissingExtra(f"{what} needs matplotlib, which the light install leaves out; install the [plot] extra: "
-                           f"{INSTALL} (or, in a clone of pick-a-method: {IN_THE_CLONE})")
+                           f"{plot_install()} (or, in a clone of pick-a-method: {IN_THE_CLONE})")
 
 
 def draw(picture: Any, fmt: str = "png") -> bytes:
     """The picture's panels side by side, with its title above and its caption below, as `fmt` bytes."""
     require_matplotlib()
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)  # no display; the server and the command line only write bytes
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # a Figure outside pyplot draws to bytes with no backend to pick
 
     panels = [name for name, on in (("rates", picture.band is not None and picture.band.n_groups),
                                     ("curve", picture.band is not None and picture.band.curve),
@@ -67,12 +62,12 @@ def draw(picture: Any, fmt: str = "png") -> bytes:
 def write_plot(picture: Any, out: Any, *, overwrite: bool, allowed_roots: Sequence[Any] | None = None) -> Path:
     """Draw the picture in the format out's suffix names (.png or .svg) and write it with the config writers'
     checks (folder, allowed roots, no clobber without overwrite) and atomic write."""
-    from pick_a_method.methods.config_write import write_config
+    from pick_a_method.methods.config_write import check_out, write_config
 
-    fmt = FORMATS.get(Path(str(out)).suffix.lower(), "png")  # another suffix is refused by write_config, naming both
-    data = draw(picture, fmt)
-    return write_config(out, data, suffixes=tuple(FORMATS), why="the picture is drawn in the format it names",
-                        overwrite=overwrite, allowed_roots=allowed_roots, argument="--plot")
+    where = dict(suffixes=tuple(FORMATS), why="the picture is drawn in the format it names", overwrite=overwrite,
+                 allowed_roots=allowed_roots, argument="--plot")
+    path = check_out(out, **where)  # a refused path before the drawing: no render for nothing
+    return write_config(out, draw(picture, FORMATS[path.suffix.lower()]), **where)
 
 
 def _bars(ax: Any, bars: list[Any], xs: list[float], width: float, extra: Sequence[Any] = (),

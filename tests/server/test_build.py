@@ -79,6 +79,7 @@ def test_the_torch_hint_installs_the_extras_ranges_into_this_environment():
     has), PyTorch's CPU index, and a pip that installs into the environment the server runs in."""
     line = extras.torch_install()
     assert list(extras.TORCH_SPECS) == PROJECT["optional-dependencies"]["torch"]
+    assert list(extras.PLOT_SPECS) == PROJECT["optional-dependencies"]["plot"]
     # the interpreter's path may hold the name (CI's virtualenv is /tmp/pick-a-method-ci.*): the extra is what's not
     assert "pick-a-method[" not in line.replace(sys.executable, "")
     assert line.endswith(f"--extra-index-url {extras.CPU_INDEX}")
