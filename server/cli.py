@@ -8,11 +8,10 @@ import json
 import logging
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 from . import extras
-from .cli_flags import FIELD_FLAGS, parser as _parser
+from .cli_flags import FIELD_FLAGS, parser as _parser, write_roots
 from .cli_picture import picture_lines, remember
 from .cli_words import cli_words, command_line
 from .options import ServerOptions
@@ -145,7 +144,7 @@ def _run_command(args: argparse.Namespace) -> Any:
     if args.command == "prime-rl-config":
         from pick_a_method.methods.prime_rl import prime_rl_config
 
-        roots = [Path(d).resolve() for d in args.allow_write] or None
+        roots = write_roots(args)
         gpus: Any = args.gpus
         if args.inference_gpus is not None or args.trainer_gpus is not None:
             if gpus is not None:
@@ -159,7 +158,7 @@ def _run_command(args: argparse.Namespace) -> Any:
         common = dict(model=args.model, knobs=_knobs(args.knob), overrides=dict(map(_knob, args.set)),
                       out=args.out, overwrite=args.overwrite, gpus=args.gpus, nodes=args.nodes, steps=args.steps,
                       batch=args.batch, lora=not args.no_lora,
-                      allowed_roots=[Path(d).resolve() for d in args.allow_write] or None)
+                      allowed_roots=write_roots(args))
         if args.command == "trl-config":
             from pick_a_method.methods.trl import trl_config
 

@@ -4,6 +4,7 @@ reads its flags to print hints as commands."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .cli_picture import plot_flags
 from .cli_words import Parser
@@ -43,8 +44,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a folder the server may read and write (repeatable; where the client declares no roots). "
                         "Default: the folder it starts in, unless that is /, your home folder or a system folder")
     p.add_argument("--allow-write", action="append", default=[], metavar="DIR",
-                   help="a folder prime_rl_config may write into; repeatable (default: the current folder for the "
-                        "server; anywhere for the prime-rl-config command)")
+                   help="a folder the config writers and --plot may write into; repeatable (default: the current folder "
+                        "for the server; anywhere for a command)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND",
                            description="with a command, print a verdict for a person (no MCP); without one, serve MCP")
     threshold = f"a row passes when reward >= this (default: {D.PASS_THRESHOLD:g})"
@@ -213,3 +214,11 @@ def parser() -> argparse.ArgumentParser:
 FIELD_FLAGS = {"task_id": "the task id", "reward": "the grade (a number or true/false)",
                "truncated": "whether the reply was cut off", "model": "the model that sampled the row",
                "arm": "the experiment arm", "tokens": "the completion's token count"}
+
+
+def write_roots(args: argparse.Namespace) -> list[Path] | None:
+    """The folders --allow-write names (~ expanded, links resolved), for the config writers and --plot; None: the
+    command line writes where its user can (its --out or --plot names the file)."""
+    from pick_a_method.routing.paths import expand_user_path
+
+    return [expand_user_path(d, "--allow-write").resolve() for d in args.allow_write] or None

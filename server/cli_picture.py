@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 PICTURED = ("route", "band", "pass-at", "teacher-clears")
@@ -51,8 +50,8 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
         return f"\n(no picture: {type(e).__name__}: {e})", ""
     wrote = ""
     if args.plot:
+        from .cli_flags import write_roots  # cli_flags imports this module's plot_flags
         from .plot import write_plot
 
-        roots = [Path(d).resolve() for d in args.allow_write] or None
-        wrote = f"picture: wrote {write_plot(p, args.plot, overwrite=args.overwrite, allowed_roots=roots)}"
+        wrote = f"picture: wrote {write_plot(p, args.plot, overwrite=args.overwrite, allowed_roots=write_roots(args))}"
     return below, wrote

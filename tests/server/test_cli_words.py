@@ -203,3 +203,13 @@ def test_paths_that_hold_a_tools_or_an_arguments_name_are_printed_as_they_are(ca
         assert code == 0 and str(rows) in text.replace("'", ""), text
         code, text = run(["band", str(rows.with_name("missing.jsonl"))], capsys)
         assert str(rows.with_name("missing.jsonl")) in text, text
+
+
+def test_allow_write_expands_the_home_folder_for_plot_and_the_writers(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "out").mkdir()
+    code, text = run(["prime-rl-config", "reverse-text", "grpo", "--model", MODEL, "--allow-write", "~/out",
+                      "--out", str(tmp_path / "out" / "rl.toml")], capsys)
+    assert code == 0 and (tmp_path / "out" / "rl.toml").exists(), text
+    code, text = run(["--allow-write", "~/out", "band", MIXED, "--plot", str(tmp_path / "out" / "band.svg")], capsys)
+    assert code == 0 and (tmp_path / "out" / "band.svg").exists(), text
