@@ -101,14 +101,6 @@ def trl_config(
     config.update(plan.keys)
     config.update(output_dir=f"outputs/{_slug(plan.label)}", max_steps=steps, learning_rate=lr,
                   per_device_train_batch_size=per_device, gradient_accumulation_steps=accumulation)
-    if command == "grpo":
-        # The `trl` launcher parses the config once at world size 1 before `accelerate launch`, each process again at
-        # the real one; GRPOConfig derives the generation batch from the world size unless it is given, and the
-        # launcher's derived batch (per device x 1 x accumulation) need not hold whole groups. Given, it holds in both.
-        config["generation_batch_size"] = batch
-        plan.notes.append(f"generation_batch_size {batch}: one generation of {batch} completions per optimizer step, "
-                          "written out so that TRL's launcher (world size 1) and every process (world size "
-                          f"{processes}) read the same whole groups.")
     if command in ("grpo", "distillation") and vllm:
         config.update(use_vllm=True, vllm_mode="colocate")
         if "vllm_importance_sampling_correction" not in config and command == "grpo":
@@ -133,6 +125,8 @@ def trl_config(
             config[key] = value
         honored[key] = f"{key} (override, as given)"
 
+    if command == "grpo":
+        _generation_batch(config, processes, dict(pairs), plan.notes)
     plan.needs.extend(_imports_and_columns(command, config))
     launch = _command(command, out, processes, nodes, gpus)
     if nodes > 1:
@@ -179,6 +173,29 @@ def _reward_funcs(value: Any) -> list[str]:
 
 def _name(obj: Any) -> str:
     return obj[0] if isinstance(obj, tuple) else obj.name
+
+
+def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str]) -> None:
+    """Write GRPO's generation batch from the final config. The `trl` launcher parses the config once at world size 1
+    before `accelerate launch`, each process again at the real one; GRPOConfig derives the generation batch from the
+    world size unless it is given, and the launcher's (per device x 1 x accumulation) need not hold whole groups.
+    Given, it holds in both. Overrides that set it (or steps_per_generation, which TRL refuses beside it) win."""
+    if {"generation_batch_size", "steps_per_generation"} & set(overrides):
+        return
+    per_device, accumulation = config["per_device_train_batch_size"], config.get("gradient_accumulation_steps", 1)
+    group = config["num_generations"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (per_device, accumulation, group)):
+        return  # an override of another type: TRL's own parse names it
+    generation = per_device * processes * accumulation
+    if generation % group:
+        raise ValueError(f"overrides make a generation {per_device} per device x {processes} process(es) x "
+                         f"{accumulation} accumulation = {generation} completions, not whole groups of {group}: TRL "
+                         f"refuses it. Fix: per_device_train_batch_size and gradient_accumulation_steps whose product "
+                         f"x {processes} is a multiple of {group}, or set generation_batch_size in overrides")
+    config["generation_batch_size"] = generation
+    notes.append(f"generation_batch_size {generation}: {per_device} per device x {processes} process(es) x "
+                 f"{accumulation} accumulation, written out so that TRL's launcher (world size 1) and every process "
+                 f"(world size {processes}) read the same whole groups.")
 
 
 def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:

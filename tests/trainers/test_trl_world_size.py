@@ -33,10 +33,14 @@ LAYOUTS = {"1": (1, 1), "2": (2, 1), "8": (8, 1), "16": (8, 2)}  # processes: (g
 
 
 def _written_or_fixed(kwargs: dict, batch: int, out: Path) -> tuple[object, int]:
-    """The writer's result at ``batch``, or (when refused) at the first batch its fix names."""
+    """The writer's result at ``batch``, or (when refused) at the first batch its fix names. Only groupwise grading
+    may be refused, and only where a process would get part of a group."""
     try:
         return trl_config(model=MODEL, batch=batch, out=out, **kwargs), batch
     except ValueError as exc:
+        processes = kwargs["gpus"] * kwargs["nodes"]
+        group = (kwargs.get("knobs") or {}).get("group_size", 8)
+        assert kwargs["method"] == "groupwise_grading" and batch % (group * processes), f"refused: {exc}"
         fix = re.search(r"Fix: batch=(\d+)", str(exc))
         assert fix, f"refused without the nearest batch that works: {exc}"
         assert not out.exists()  # a refusal writes nothing
@@ -110,3 +114,24 @@ def test_needs_name_the_packages_and_columns_the_command_uses():
     assert packages(trl_config("sft", model=MODEL)) == {"peft"}
     assert packages(trl_config("grpo", model=MODEL, overrides={"use_peft": False})) == {"vllm"}  # the final config
     assert "prompt (" in str(trl_config("opd", model=MODEL, knobs={"teacher": "Qwen/Qwen3-32B"}).needs)
+
+
+@pytest.mark.parametrize("overrides", [{"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4},
+                                       {"steps_per_generation": 2}, {"generation_batch_size": 128}])
+def test_overrides_of_the_batch_layout_still_launch(overrides, tmp_path, monkeypatch):
+    """The generation batch is written from the final config (an override of the per-device batch or the accumulation
+    moves it) and left to TRL where an override sets it or steps_per_generation (TRL refuses both at once)."""
+    out = tmp_path / "c.yaml"
+    result = trl_config("grpo", model=MODEL, gpus=2, out=out, overrides=overrides)
+    values = trl_check.check(result, out, monkeypatch)
+    assert values["__world_size__"] == 2 and values["generation_batch_size"] % values["num_generations"] == 0
+    if "per_device_train_batch_size" in overrides:
+        assert values["generation_batch_size"] == 4 * 2 * 4
+
+
+def test_an_override_that_splits_a_group_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(ValueError, match=r"3 per device x 2 process\(es\) x 1 accumulation = 6 completions, not whole "
+                                         r"groups of 8.*Fix:"):
+        trl_config("grpo", model=MODEL, gpus=2, out=tmp_path / "c.yaml",
+                   overrides={"per_device_train_batch_size": 3, "gradient_accumulation_steps": 1})
+    assert not (tmp_path / "c.yaml").exists()
