@@ -71,7 +71,8 @@ def check_taskset(taskset: Any) -> str:
     if "." in name:
         # verifiers a60a606 imports the name part as a module ('-' as '_'): a '.' makes it a submodule path it cannot
         # find (verifiers/v1/utils/loaders.py, _import_plugin; checked with prime-rl 559b44772's own loader).
-        fixed = text.replace(name, name.replace(".", "-"), 1)
+        owner, slash, rest = text.rpartition("/")
+        fixed = owner + slash + rest.replace(name, name.replace(".", "-"), 1)  # the name part only, not the owner
         raise ValueError(
             f"taskset {text!r}: the name part {name!r} holds a '.', and verifiers (the commit prime-rl pins) imports a "
             f"taskset as the module its name part names ({name.replace('-', '_').lower()!r}, a submodule path it "
@@ -91,14 +92,14 @@ def split_gpus(gpus: Any) -> tuple[int, int]:
         "(one each); pass gpus=2 or more, or gpus={'inference': n, 'trainer': m}."
     )
     if isinstance(gpus, Mapping):
-        unknown = set(gpus) - {"inference", "trainer"}
-        if unknown or len(gpus) != 2:
-            raise ValueError(f"gpus as a mapping takes exactly 'inference' and 'trainer'; got {dict(gpus)!r}")
-        missing = [side for side in ("inference", "trainer") if gpus[side] is None]
-        if len(missing) == 1:
-            side, other = ("inference", "trainer") if missing == ["trainer"] else ("trainer", "inference")
-            raise ValueError(f"gpus: the {missing[0]} GPUs are missing; a split names both. Fix: "
-                             f"gpus={{'{side}': {gpus[side]}, '{other}': <n>}}, or gpus=<total> for an even split.")
+        if set(gpus) - {"inference", "trainer"}:
+            raise ValueError(f"gpus as a mapping takes exactly 'inference' and 'trainer'; got {dict(gpus)!r}. {fix}")
+        missing = [side for side in ("inference", "trainer") if gpus.get(side) is None]
+        if missing:
+            given = {side: gpus[side] for side in ("inference", "trainer") if side not in missing}
+            split = ", ".join(f"'{side}': {given.get(side, '<n>')}" for side in ("inference", "trainer"))
+            raise ValueError(f"gpus: the {' and '.join(missing)} GPUs are missing; a split names both. Fix: "
+                             f"gpus={{{split}}}, or gpus=<total> for an even split.")
         n_inf = as_int("gpus['inference']", gpus["inference"], 1, fix)
         n_tr = as_int("gpus['trainer']", gpus["trainer"], 1, fix)
         return n_inf, n_tr

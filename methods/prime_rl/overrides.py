@@ -132,6 +132,8 @@ def reconcile(config: Mapping[str, Any], before: Mapping[str, Mapping[str, Any]]
     """A knob whose key an override removed or changed is not honored: it moves to `ignored` with a warning, so
     `honored` is true to the file written."""
     for knob, values in before.items():
+        if knob in overrides:  # the override's own entry ("(override, as given)"): honored by being the override
+            continue
         for path, old in values.items():
             new = get_path(config, path, _MISSING)
             if new == old:

@@ -72,3 +72,20 @@ def test_a_value_prime_rl_refuses_still_says_prime_rl():
     with pytest.raises(ValueError, match="would not load in prime-rl") as err:
         prime_rl_config("reverse-text", "grpo", model=MODEL, overrides={"inference.vllm.dtype": "int4"})
     assert "vLLM would" not in str(err.value)
+
+
+def test_an_override_of_a_knobs_own_key_stays_honored_as_the_override():
+    """slurm={'partition': 'a'} with overrides={'slurm.partition': 'b'}: the file holds 'b', and honored says so
+    (it used to move the override's own entry to ignored, warning that the key was not in the file)."""
+    r = prime_rl_config("reverse-text", "grpo", model=MODEL, nodes=2, slurm={"partition": "a"},
+                        overrides={"slurm.partition": "b"})
+    assert tomllib.loads(r.text)["slurm"]["partition"] == "b"
+    assert r.honored["slurm.partition"] == "slurm.partition (override, as given)" and "slurm.partition" not in r.ignored
+    assert not [w for w in r.warnings if w.startswith("slurm.partition")]
+
+
+@pytest.mark.parametrize("gpus, missing", [({"inference": 2}, "trainer"), ({}, "inference and trainer"),
+                                           ({"inference": None, "trainer": 3}, "inference")])
+def test_a_gpu_split_missing_a_side_names_it_and_the_fix(gpus, missing):
+    with pytest.raises(ValueError, match=rf"the {missing} GPUs are missing; a split names both\. Fix: gpus="):
+        prime_rl_config("reverse-text", "grpo", model=MODEL, gpus=gpus)

@@ -90,7 +90,7 @@ def test_adding_a_source_by_index_says_how():
         prime_rl_config("gsm8k", "grpo", model=MODEL, overrides={"orchestrator.train.source.1": {"name": "x"}})
 
 
-@pytest.mark.parametrize("taskset", ["my_tasks.v2", "owner/name.v2@1.0"])
+@pytest.mark.parametrize("taskset", ["my_tasks.v2", "owner/name.v2@1.0", "a.b/a.b@1"])  # the last: a dotted owner too
 def test_a_dot_in_the_name_part_is_refused_with_an_id_that_imports(taskset):
     # verifiers a60a606 imports the name part as a module: 'my_tasks.v2' is a submodule path (loaders.py,
     # _import_plugin); prime-rl's own loader fails on it with ModuleNotFoundError.
