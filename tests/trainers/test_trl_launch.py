@@ -6,6 +6,7 @@ and a free rendezvous port (other runs may hold accelerate's default)."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import tiny_trl  # noqa: E402
 from pick_a_method.methods.trl import trl_config  # noqa: E402
 
 GROUP, BATCH, PROCESSES = 4, 8, 2
+TIMEOUT_S = 180
 CPU_RUN = ["--use_cpu", "true", "--use_vllm", "false", "--max_completion_length", "6", "--max_steps", "1",
            "--report_to", "none"]
 
@@ -42,8 +44,16 @@ def _launch(folder: Path, command: str) -> subprocess.CompletedProcess:
     trl = Path(sys.executable).parent / "trl"  # the console script TRL installs, as a user runs it
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
-    return subprocess.run([str(trl), *argv[1:], "--main_process_port", str(_free_port()), *CPU_RUN], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=240)
+    # Its own session: on a timeout the launcher and both ranks go together (killing the launcher alone left a rank).
+    proc = subprocess.Popen([str(trl), *argv[1:], "--main_process_port", str(_free_port()), *CPU_RUN], cwd=folder,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the two-process run took over {TIMEOUT_S} s (about 20 s here); stderr: {err[-3000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 @pytest.mark.parametrize("method", ["grpo", "groupwise_grading"])
