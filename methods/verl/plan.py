@@ -158,7 +158,8 @@ def _async(obj: Any, plan: Plan) -> None:
         plan.notes.append("off_policy_steps 0 is on-policy: verl's sync trainer (trainer.v1.trainer_mode sync) "
                           "generates every batch with the current weights, so no rollout is stale; the rollout "
                           "correction still applies to vLLM's and the trainer's log-probs of the same weights. "
-                          "(verl's async trainers refuse a staleness threshold of 0.)")
+                          "(verl's async trainer at threshold 1 would keep the same lag 0 alone, through a replay "
+                          "buffer the sync trainer does without.)")
         return
     threshold = obj.off_policy_steps + THRESHOLD_OVER_LAG
     plan.keys.update({"trainer.v1.trainer_mode": ASYNC_MODE,

@@ -53,15 +53,14 @@ def test_off_policy_steps_means_the_same_lag_in_verl(steps, monkeypatch):
     if steps == 0:  # on-policy: verl's sync trainer, whose buffer drops nothing for staleness
         assert cfg.trainer.v1.trainer_mode == "sync" and result.honored["off_policy_steps"] == "trainer.v1.trainer_mode"
         assert any("on-policy" in n for n in result.notes)
-        with pytest.raises(AssertionError, match="greater than 0"):  # why 0 is not written as a threshold
-            buffers.ReplayBufferAsync(trainer_mode="colocate_async", trainer_config={}, max_off_policy_threshold=0,
-                                      max_off_policy_strategy="drop", sampler_kwargs={})
-        return
-    sampler = cfg.trainer.v1.sampler
-    assert cfg.trainer.v1.trainer_mode == "colocate_async" and sampler.max_off_policy_strategy == "drop"
+        threshold, strategy = 1, "drop"  # and the async trainer's equivalent, N + 1 = 1, keeps lag 0 alone too
+    else:
+        sampler = cfg.trainer.v1.sampler
+        assert cfg.trainer.v1.trainer_mode == "colocate_async" and sampler.max_off_policy_strategy == "drop"
+        threshold, strategy = sampler.max_off_policy_threshold, sampler.max_off_policy_strategy
     buffer = buffers.ReplayBufferAsync(trainer_mode="colocate_async", trainer_config={},
-                                       max_off_policy_threshold=sampler.max_off_policy_threshold,
-                                       max_off_policy_strategy=sampler.max_off_policy_strategy, sampler_kwargs={})
+                                       max_off_policy_threshold=threshold, max_off_policy_strategy=strategy,
+                                       sampler_kwargs={})
     kept = []
     for lag in range(steps + 3):  # a finished rollout submitted `lag` steps before the trainer's current one
         buffer.finished_keys["train"] = {"uid"}
