@@ -150,7 +150,7 @@ def verl_config(
             keys[key] = value
         honored[key] = f"{key} (override, as given)"
 
-    _check_teacher_pool(keys)
+    _check_teacher_pool(keys, dict(pairs))
     overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
     nested: dict[str, Any] = {}
     for k, v in keys.items():
@@ -205,25 +205,34 @@ def _packages(keys: Mapping[str, Any]) -> str:
             "TransferQueue for the v1 trainer and peft for LoRA)")
 
 
-def _check_teacher_pool(keys: Mapping[str, Any]) -> None:
+def _check_teacher_pool(keys: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
     """verl splits the teacher pool into whole inference replicas (DistillationConfig refuses the rest); checked on
-    the final keys, so an override of the replica's parallel sizes or of the pool counts."""
+    the final keys, so an override of the replica's parallel sizes or of the pool counts counts, and the fix names
+    what set the pool: teacher_gpus, or the override of its per-node count or nodes."""
     if not keys.get(f"{DISTILL}.enabled"):
         return
     sizes = {k: keys.get(f"{TEACHER_INFERENCE}.{k}", v) for k, v in TEACHER_REPLICA_SIZES.items()}
-    counts = [*sizes.values(), keys.get(f"{DISTILL}.n_gpus_per_node"), keys.get(f"{DISTILL}.nnodes")]
-    if not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in counts):
+    per_node, nodes = keys.get(f"{DISTILL}.n_gpus_per_node"), keys.get(f"{DISTILL}.nnodes")
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in (*sizes.values(), per_node, nodes)):
         return  # an override of another type: verl's own check reports it
-    replica = math.prod(sizes.values())
-    pool = counts[-2] * counts[-1]
-    if pool % replica:
-        low = pool // replica * replica
-        fix = f"teacher_gpus={low} or teacher_gpus={low + replica}" if low else f"teacher_gpus={replica}"
-        raise ValueError(
-            f"teacher_gpus ({pool}) must be a multiple of the teacher's replica size, {replica} GPU(s) (tensor x data x "
-            f"pipeline parallel {' x '.join(map(str, sizes.values()))}, verl's defaults unless overridden): verl splits "
-            f"the teacher pool into whole replicas. Fix: {fix}, or a teacher that fits one GPU with overrides="
-            f"{{'{TEACHER_INFERENCE}.tensor_model_parallel_size': 1}}.")
+    replica, pool = math.prod(sizes.values()), per_node * nodes
+    if pool % replica == 0:
+        return
+    step = replica // math.gcd(replica, nodes)  # per-node counts whose pool over `nodes` holds whole replicas
+    low = per_node // step * step
+    counts = [c for c in (low, low + step) if c]
+    pooled = {f"{DISTILL}.n_gpus_per_node", f"{DISTILL}.nnodes"} & set(overrides)
+    if pooled:
+        what = f"the teacher pool ({per_node} GPU(s) x {nodes} node(s), set by overrides of {', '.join(sorted(pooled))})"
+        fix = " or ".join(f"overrides={{'{DISTILL}.n_gpus_per_node': {c}}}" for c in counts)
+    else:
+        what = f"teacher_gpus ({per_node})" + (f" x {nodes} nodes = {pool}" if nodes > 1 else "")
+        fix = " or ".join(f"teacher_gpus={c}" for c in counts)
+    raise ValueError(
+        f"{what} must be a multiple of the teacher's replica size, {replica} GPU(s) (tensor x data x pipeline "
+        f"parallel {' x '.join(map(str, sizes.values()))}, verl's defaults unless overridden): verl splits the teacher "
+        f"pool into whole replicas. Fix: {fix}, or a teacher that fits one GPU with overrides="
+        f"{{'{TEACHER_INFERENCE}.tensor_model_parallel_size': 1}}.")
 
 
 def _lcm(a: int, b: int) -> int:

@@ -93,3 +93,17 @@ def test_teacher_gpus_follow_verl_replica_rule(teacher_gpus):
     one = verl_config("opd", teacher_gpus=teacher_gpus, overrides={
         "distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size": 1}, **kwargs)
     omega_conf_to_dataclass(verl_check.compose_overrides(one.overrides).distillation)
+
+
+def test_a_teacher_pool_set_by_an_override_is_refused_naming_the_override_and_its_fix():
+    """teacher_gpus=2 with overrides={'distillation.n_gpus_per_node': 3}: the override set the pool, so the fix is an
+    override (saying teacher_gpus=2, what the caller already passed, fixed nothing); the fix then validates."""
+    from verl.utils.config import omega_conf_to_dataclass
+
+    kwargs = dict(model=MODEL, knobs={"teacher": TEACHER}, tokenizers_match=True, teacher_gpus=2)
+    with pytest.raises(ValueError, match=r"set by overrides of distillation\.n_gpus_per_node.*Fix: overrides=") as err:
+        verl_config("opd", overrides={"distillation.n_gpus_per_node": 3}, **kwargs)
+    fixed = int(re.search(r"Fix: overrides=\{'distillation\.n_gpus_per_node': (\d+)\}", str(err.value)).group(1))
+    cfg = verl_check.compose_overrides(
+        verl_config("opd", overrides={"distillation.n_gpus_per_node": fixed}, **kwargs).overrides)
+    assert omega_conf_to_dataclass(cfg.distillation).teacher_models["default"].num_replicas == fixed // 2
