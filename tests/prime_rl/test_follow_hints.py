@@ -80,7 +80,9 @@ def test_every_hint_of_the_writer_leads_to_a_config_that_loads():
 def test_the_eval_split_advice_in_the_notes_is_the_writers_own(taskset):
     res = prime_rl_config(taskset, "rae" if taskset == "kuhn-poker" else "grpo", model=MODEL)
     (note,) = [n for n in res.notes if "held-out check" in n]  # gsm8k: the eval reads its default split, test
-    for name, value in assignments(note):
+    hints = assignments(note)
+    assert hints, note  # the note gives a call to follow, not only words
+    for name, value in hints:
         kwargs = follow({"model": MODEL}, name, value)
         assert table_check(loads(taskset, "rae" if taskset == "kuhn-poker" else "grpo", kwargs).config) == []
     assert ("eval_split=" in note) == (taskset not in ("kuhn-poker", "alphabet-sort"))
