@@ -144,8 +144,9 @@ def trl_config(
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
     summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
                f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
-    why = ("Fill in what `needs` lists, then run the command on the GPU machine with TRL "
-           f"{C.TRL_VERSION}." if plan.needs else f"Run the command on the GPU machine with TRL {C.TRL_VERSION}.")
+    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
+    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
+           f"on the GPU machine with TRL {C.TRL_VERSION}.")
     if not path:
         why += f" Save `text` first, e.g. as {_slug(plan.label)}-trl.yaml (or pass out=...)."
     return TrainerConfig(

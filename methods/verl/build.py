@@ -173,8 +173,9 @@ def verl_config(
     summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: verl {plan.label} for {model}, {steps} steps x "
                f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
                f"{nodes} node(s) x {gpus} GPU(s).")
-    why = f"Fill in what `needs` lists, then run the command with verl {VERL_VERSION} (it starts Ray)." if plan.needs \
-        else f"Run the command with verl {VERL_VERSION} (it starts Ray)."
+    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
+    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
+           f"with verl {VERL_VERSION} (it starts Ray).")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="verl", trainer_version=VERL_VERSION, summary=summary,
         next_step=NextStep(command=command, needs=[n.split(":")[0] for n in plan.needs], why=why),
