@@ -28,8 +28,9 @@ POPULATIONS = {"uniform": (1.0, 1.0), "skewed_low": (0.5, 2.0), "near_saturated"
 # only cover 0.891 or 0.979 (checked below); U-shaped rates at k = 4 are nearly that lattice (0.972 in the bench).
 # A teacher at 0.952 on 10 tasks x 1 or 4 rollouts: all-pass is the likeliest outcome and even it cannot exclude
 # 0.952 from above, so a central interval covers at least 1 - 0.025 (checked below).
-LATTICE = {(10, 1, "uniform"), (10, 1, "u_shaped"), (10, 4, "u_shaped"), (10, 1, "saturated_teacher"),
-           (10, 4, "saturated_teacher")}
+# Each such cell's upper bound, at its value here (exact at k = 1, 4,000 seeded evals at k = 4) plus a little.
+LATTICE = {(10, 1, "uniform"): 0.98, (10, 1, "u_shaped"): 0.98, (10, 4, "u_shaped"): 0.975,
+           (10, 1, "saturated_teacher"): 0.991, (10, 4, "saturated_teacher"): 0.985}
 
 
 def exact_k1_coverage(n, p):
@@ -54,7 +55,7 @@ def test_pass_at_1_interval_covers(n, k, population):
         lo, hi = rate_intervals(rates, n_max=n * k)
         coverage = float(((lo <= truth) & (truth <= hi)).mean())
     if (n, k, population) in LATTICE:
-        assert 0.93 <= coverage <= 0.99, coverage
+        assert 0.93 <= coverage <= LATTICE[n, k, population], coverage
     else:
         assert 0.93 <= coverage <= 0.97, coverage
 
@@ -72,7 +73,8 @@ def test_a_saturated_teacher_on_10_tasks_cannot_be_missed_from_above(k):
     than the rollouts are worth misses low, and a central one (2.5% a tail) covers at least 0.975. Ours: never
     low, and its upper tail near 2.5%."""
     truth = 20 / 21
-    assert 0.025 ** (1 / (10 * k)) < truth
+    all_pass, _ = rate_intervals(np.ones((1, 10)), n_max=10 * k)  # the likeliest outcome does not exclude the truth
+    assert all_pass[0] < truth
     rng = np.random.default_rng([10, k, 201])
     rates = rng.binomial(k, rng.beta(20.0, 1.0, size=(SIMS, 10))) / k
     lo, hi = rate_intervals(rates, n_max=10 * k)
@@ -133,7 +135,7 @@ def paired_coverage(n, k, setting, **kwargs):
 def test_paired_difference_interval_covers(n, k, setting):
     coverage = paired_coverage(n, k, setting)
     if n == 10 and k == 1:  # 10 pairs of single outcomes: a coarse lattice (0.90-0.99 in the bench, exact)
-        assert 0.89 <= coverage <= 0.998, coverage
+        assert 0.895 <= coverage <= 0.997, coverage
     elif (n, k, setting) in SKEWED_FEW:
         assert 0.88 <= coverage <= 0.97, coverage
     else:
