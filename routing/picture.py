@@ -33,6 +33,10 @@ DIFF_BINS = 20
 # The band's bars: rate 0, strictly between, rate 1. The paired bars: the student ahead, a tie, the teacher ahead.
 TEACHER_ANSWERS = ("clears", "does_not_clear", "tokenizer_mismatch", "undecided")  # TeacherClears.verdict
 Kind = Literal["all_fail", "split", "all_pass", "student_ahead", "tie", "teacher_ahead"]
+KIND_NAMES = {"all_fail": "all fail", "split": "split", "all_pass": "all pass", "student_ahead": "student ahead",
+              "tie": "tie", "teacher_ahead": "teacher ahead"}  # as the sketch and the figure label the bars
+# Under this predicted share at every k, nothing splits however many rollouts a task gets: said, not drawn as a curve.
+FLAT_SHARE = 0.005
 
 
 class Bar(BaseModel):
@@ -64,6 +68,11 @@ class BandPanel(BaseModel):
     curve: list[SplitPoint] = Field(description="Predicted split share against k (empty when no prior was fitted).")
     advised_k: int | None = Field(description="The group size the verdict sizes the batch for (grouped routes only).")
     best_k: int | None = Field(description="The k with the most groups with signal per rollout.")
+
+    @property
+    def flat(self) -> bool:
+        """A curve under FLAT_SHARE at every k: more rollouts per task do not make these tasks split."""
+        return bool(self.curve) and max(p.share for p in self.curve) < FLAT_SHARE
 
 
 class PairedPanel(BaseModel):
@@ -164,7 +173,7 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
 def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float, effect: float,
                  verdict: TeacherClears | None) -> PairedPanel | None:
     """Teacher minus student per shared task, with the mean and interval the verdict reports (compare.paired)."""
-    tr, sr = teacher_student_rates(teacher, student, pass_threshold)
+    _, tr, sr = shared_rates(table_of(teacher, pass_threshold), table_of(student, pass_threshold))
     summary = verdict.paired if verdict is not None else paired(teacher, student, pass_threshold)
     if summary is None:
         return None
@@ -179,13 +188,6 @@ def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float
                 + _bins(diffs[diffs > 0], 0.0, 1.0, DIFF_BINS // 2, "teacher_ahead"))
     return PairedPanel(bars=bars, n_shared=summary.n_shared, mean_diff=summary.mean_diff, ci95=summary.ci95,
                        effect=effect, verdict=verdict.verdict if verdict is not None else None)
-
-
-def teacher_student_rates(teacher: GradedRows, student: GradedRows,
-                          pass_threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each shared task's pass rate on both sides, in the teacher's task order (as compare.paired pairs them)."""
-    _, t_rates, s_rates = shared_rates(table_of(teacher, pass_threshold), table_of(student, pass_threshold))
-    return t_rates, s_rates
 
 
 def _bins(values: np.ndarray, low: float, high: float, n: int, kind: Kind) -> list[Bar]:
@@ -213,7 +215,7 @@ def _band_caption(p: BandPanel) -> str:
     at = {s.k: s.share for s in p.curve}
     if p.advised_k is not None and p.advised_k in at:
         text += f" Advised k={p.advised_k}: {at[p.advised_k]:.0%} predicted to split."
-    elif p.curve and max(at.values()) < 0.01:
+    elif p.flat:
         text += " No k makes them split."
     return text
 

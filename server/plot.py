@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pick_a_method.routing.picture import KIND_NAMES
+
 from .extras import MissingExtra, plot_install
 
 # The [plot] extra installed in a clone (the hint's other line, extras.plot_install, works wherever it came from).
@@ -22,8 +24,6 @@ FORMATS = {".png": "png", ".svg": "svg"}
 # One colour per bar kind: all fail and the student ahead red, split and the teacher ahead green, all pass blue.
 COLOURS = {"all_fail": "#c0392b", "student_ahead": "#c0392b", "split": "#27ae60", "teacher_ahead": "#27ae60",
            "all_pass": "#2e6fba", "tie": "#7f8c8d"}
-NAMES = {"all_fail": "all fail", "split": "split", "all_pass": "all pass", "student_ahead": "student ahead",
-         "tie": "tie", "teacher_ahead": "teacher ahead"}
 PANEL_INCHES = (5.2, 4.0)
 DPI = 110
 
@@ -85,7 +85,8 @@ def _bars(ax: Any, bars: list[Any], xs: list[float], width: float, extra: Sequen
     seen: dict[str, int] = {}
     for b in bars:
         seen[b.kind] = seen.get(b.kind, 0) + b.count
-    handles = [Patch(facecolor=COLOURS[kind], label=f"{NAMES[kind]} ({count})") for kind, count in seen.items()]
+    handles = [Patch(facecolor=COLOURS[kind], label=f"{KIND_NAMES[kind]} ({count})")
+               for kind, count in seen.items()]
     handles += list(extra)
     ax.legend(handles=handles, loc=where, fontsize=8, frameon=False, ncol=1 if extra else len(handles))
     ax.margins(y=0.7 if extra else 0.18)  # room for the legend above the bars
@@ -126,7 +127,7 @@ def _curve(ax: Any, picture: Any) -> None:
         ax.plot([b.k], [100 * b.measured_split_share], "D", color="black", markersize=6,
                 label=f"measured at k={b.k}: {b.measured_split_share:.0%}")
     at = {p.k: p.share for p in b.curve}
-    if max(share) < 0.5:  # a floor or a saturated set: the flat line says it, and so does a word
+    if b.flat:  # a floor or a saturated set: the flat line says it, and so does a word
         ax.text(0.5, 0.5, "0% predicted at every k:\nmore rollouts per task\ndo not make these tasks split",
                 transform=ax.transAxes, ha="center", va="center", fontsize=10, color="#555555")
     if b.advised_k is not None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
+from pick_a_method.routing.picture import KIND_NAMES
+
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
 COLOURS = {"all_fail": "31", "student_ahead": "31", "split": "32", "teacher_ahead": "32", "all_pass": "34",
            "tie": "90"}
-NAMES = {"all_fail": "all fail", "split": "split", "all_pass": "all pass", "student_ahead": "student ahead",
-         "tie": "tie", "teacher_ahead": "teacher ahead"}
 
 
 def wants_colour(stream: TextIO) -> bool:
@@ -38,7 +38,7 @@ def sketch(picture: Any, colour: bool = False) -> str:
         k = f"{b.k} rollouts each" if not b.uneven else f"{b.k}+ rollouts each"
         lines.append(f"pass rate per {b.unit[:-1]} ({b.n_groups} {b.unit}, {k}):")
         lines += _bars(b.bars, paint)
-        if b.curve and max(point.share for point in b.curve) < 0.005:
+        if b.flat:
             lines.append(f"split share against k: 0% predicted at every k from {b.curve[0].k} to {b.curve[-1].k} "
                          f"(more rollouts per task do not make these tasks split)")
         elif b.curve:
@@ -61,10 +61,10 @@ def sketch(picture: Any, colour: bool = False) -> str:
 def _bars(bars: list[Any], paint: Any) -> list[str]:
     top = max((bar.count for bar in bars), default=0)
     label = max((len(bar.label) for bar in bars), default=1)
-    name = max((len(NAMES[bar.kind]) for bar in bars), default=1)
+    name = max((len(KIND_NAMES[bar.kind]) for bar in bars), default=1)
     out = []
     for bar in bars:
         drawn = block(bar.count, top)
-        out.append(f"  {bar.label:>{label}}  {NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
+        out.append(f"  {bar.label:>{label}}  {KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
                    f"{' ' * (WIDTH + 1 - len(drawn))}{bar.count}")
     return out
