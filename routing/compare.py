@@ -122,14 +122,6 @@ def _median_budget(rows: GradedRows) -> float | None:
     return float(np.median(stated)) if len(stated) else None
 
 
-def _task_rollouts(table) -> dict[str, int]:
-    """Task name -> graded rollouts, the companion of Table.task_rates (what each task's rate is worth)."""
-    g = table.graded()
-    codes, inverse = np.unique(g.task, return_inverse=True)
-    counts = np.bincount(inverse, weights=g.n, minlength=len(codes))
-    return {table.rows.task_names[t]: int(k) for t, k in zip(codes.tolist(), counts.tolist())}
-
-
 def shared_rates(t_table: Table, s_table: Table) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The tasks both sides scored (in the teacher's order) and each side's pass rate on them."""
     tr, sr = t_table.task_rates(), s_table.task_rates()
@@ -145,7 +137,7 @@ def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDiffere
     shared, t_rates, s_rates = shared_rates(t_table, s_table)
     if not shared:
         return None
-    tk, sk = _task_rollouts(t_table), _task_rollouts(s_table)
+    tk, sk = t_table.task_worth(), s_table.task_worth()
     ci95 = paired_ci(t_rates, s_rates, rollouts_a=np.array([tk[name] for name in shared]),
                      rollouts_b=np.array([sk[name] for name in shared]))
     return PairedDifference(n_shared=len(shared), mean_diff=float((t_rates - s_rates).mean()), ci95=ci95)

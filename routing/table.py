@@ -112,6 +112,15 @@ class Table:
         counts = np.bincount(inverse, minlength=len(codes))
         return {self.rows.task_names[t]: float(s / k) for t, s, k in zip(codes.tolist(), sums, counts)}
 
+    def task_worth(self) -> dict[str, float]:
+        """Task name -> the rollouts its task_rates mean is worth: g^2 / sum(1/n) over its g graded groups (an equal-
+        weight mean of group rates), its rollouts where it has one group."""
+        g = self.graded()
+        codes, inverse = np.unique(g.task, return_inverse=True)
+        inverse_n = np.bincount(inverse, weights=1.0 / g.n, minlength=len(codes))
+        groups = np.bincount(inverse, minlength=len(codes))
+        return {self.rows.task_names[t]: float(k * k / h) for t, k, h in zip(codes.tolist(), groups, inverse_n)}
+
     def samplers(self) -> list[dict[str, Any]]:
         """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
         out = []

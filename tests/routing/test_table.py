@@ -78,3 +78,13 @@ def test_every_statistic_matches_a_count_by_hand(kind, threshold):
     for name in _COLUMNS:
         assert getattr(table, name).dtype == (np.float64 if name in ("reward_sum", "reward_sq", "tokens_sum")
                                               else np.int32 if name in ("task", "model", "arm") else np.int64), name
+
+
+def test_a_tasks_mean_rate_is_worth_the_harmonic_count_of_its_groups():
+    """task_rates averages a task's groups with equal weight, so its variance is sum p(1-p)/n_g / g^2: worth
+    g^2 / sum(1/n_g) rollouts (6.4 for groups of 2 and 8, not their 10), its rollouts for one group."""
+    rows = ([{"task_id": "a", "reward": 1.0, "model": "m1"}] * 2 + [{"task_id": "a", "reward": 0.0, "model": "m2"}] * 8
+            + [{"task_id": "b", "reward": 1.0, "model": "m1"}] * 4)
+    table = build_table(routing.as_rows(rows), 1.0)
+    assert table.task_rates() == {"a": 0.5, "b": 1.0}
+    assert table.task_worth() == pytest.approx({"a": 4 / (1 / 2 + 1 / 8), "b": 4.0})
