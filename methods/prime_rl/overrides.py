@@ -13,19 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pick_a_method.methods.prime_rl.schema import get_path
+
 _MISSING = object()
-
-
-def get_path(node: Any, dotted: str, default: Any = None) -> Any:
-    """The value at a dotted path whose parts may index lists ('orchestrator.eval.source.0.env'), else `default`."""
-    for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return default
-    return node
 
 
 def apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any]) -> list[str]:
