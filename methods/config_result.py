@@ -4,7 +4,7 @@ overrides, a small YAML emitter and the safe write.
 ``prime_rl_config``, ``trl_config`` and ``verl_config`` return a ``TrainerConfig`` (prime-rl's adds its taskset and GPU split):
 the text written, which method knobs the trainer honors (knob -> its key) and which it cannot (knob -> why),
 warnings, the launch command and what the user must still fill in (``needs``). The file is written with
-``methods.config_write``'s atomic, no-clobber write, inside the allowed folders only.
+``common.write``'s atomic, no-clobber write, inside the allowed folders only.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pick_a_method.methods.config_write import show  # one way to cut a value short in every writer's errors
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.write import show  # one way to cut a value short in every writer's errors
+from pick_a_method.common.next_step import NextStep
 
 
 class TrainerConfig(BaseModel):

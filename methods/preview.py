@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.routing.paths import expand_user_path
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.paths import expand_user_path
+from pick_a_method.common.next_step import NextStep
 
 __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
 

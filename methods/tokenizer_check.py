@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.next_step import NextStep
 
 __all__ = ["TokenizerCheck", "check_tokenizers"]
 

@@ -13,7 +13,8 @@ from typing import Any
 
 def lazy_names(package: str, exports: Mapping[str, str], names: Iterable[str],
                namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The package's `__getattr__` and `__dir__`: `exports` maps a name to the submodule that defines it; any
+    """The package's `__getattr__` and `__dir__`: `exports` maps a name to the submodule that defines it (or to a
+    whole module path, `pick_a_method.common.errors`, for a name another package defines); any
     other attribute is tried as a submodule (`routing.defaults`). A loaded name is cached in `namespace` (the
     package's globals), so the next lookup is a plain attribute."""
     listed = tuple(names)
@@ -21,7 +22,8 @@ def lazy_names(package: str, exports: Mapping[str, str], names: Iterable[str],
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is not None:
-            value = getattr(importlib.import_module(f"{package}.{module}"), name)
+            path = module if module.startswith("pick_a_method.") else f"{package}.{module}"
+            value = getattr(importlib.import_module(path), name)
             namespace[name] = value
             return value
         try:

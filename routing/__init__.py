@@ -19,11 +19,11 @@ from pick_a_method._lazy import lazy_names
 
 # name -> the submodule that defines it
 _EXPORTS = {
-    "InputError": "errors",
+    "InputError": "pick_a_method.common.errors",
     "holdout_size": "holdout",
     "on_policy": "compare", "teacher_clears": "compare",
     "band": "questions", "pass_at": "questions", "rollouts_per_task": "questions", "truncated_passes": "questions",
-    "model_params_b": "identity", "route": "router",
+    "model_params_b": "pick_a_method.common.identity", "route": "router",
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
@@ -39,10 +39,10 @@ __all__ = [
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
     from .compare import on_policy, teacher_clears
-    from .errors import InputError
+    from pick_a_method.common.errors import InputError
     from .holdout import holdout_size
     from .questions import band, pass_at, rollouts_per_task, truncated_passes
-    from .identity import model_params_b
+    from pick_a_method.common.identity import model_params_b
     from .readers import as_rows, read_rows
     from .router import route
     from .rows import GradedRows

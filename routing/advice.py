@@ -19,7 +19,7 @@ TRAINERS = {"prime-rl": "prime_rl_config", "trl": "trl_config", "verl": "verl_co
 
 
 def config_tool(trainer: str) -> str:
-    from .errors import InputError
+    from pick_a_method.common.errors import InputError
 
     key = trainer.strip().lower().replace("_", "-")
     key = {"primerl": "prime-rl", "prime": "prime-rl"}.get(key, key)

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
-from .identity import relation
+from pick_a_method.common.errors import InputError
+from pick_a_method.common.identity import relation
 from .questions import pass_at, rows_arguments
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name

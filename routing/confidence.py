@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 from .stats import score_intervals
 
 _MAX_CELLS = 1 << 23  # draws x distinct pairs held at once

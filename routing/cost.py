@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 
 
 @dataclass(frozen=True)

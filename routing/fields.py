@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 
 # Native names, first present wins (a null counts as absent). The anchor SDK writes the sampler as
 # `model_version` or `sampling.model`; eval exports often write `checkpoint`.

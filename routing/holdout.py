@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 from .questions import MAX_K, groups
 from .readers import as_rows
 from .rows import RowsLike

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from . import defaults as D
 from .asked import split_samplers
 from .compare import paired, shared_rates
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 from .questions import band, groups, plural
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name

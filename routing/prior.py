@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 
 _GRID = 41  # each zoom of the likelihood search: a _GRID x _GRID grid over (logit mean, log concentration)
 _ZOOMS = 4

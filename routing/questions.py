@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 from .readers import as_rows
 from .rows import NAME_LIMIT, GradedRows, RowsLike, display_name
 from .forecast import rollout_advice, signal, table_moments

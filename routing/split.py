@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 from .prior import RatePrior, check_counts, distinct_pairs, fit_prior, pair_log_beta, resampled_priors
 
 

@@ -16,7 +16,7 @@ from statistics import NormalDist
 import numpy as np
 
 from . import defaults as D
-from .errors import InputError
+from pick_a_method.common.errors import InputError
 
 MAX_TASKS = 1e15  # past this a held-out size means "not provable", and the arithmetic overflows soon after
 

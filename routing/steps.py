@@ -17,7 +17,7 @@ from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
 from .forecast import advice_prior, cost_estimate, table_moments
-from .identity import model_params_b
+from pick_a_method.common.identity import model_params_b
 from .questions import band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes
 from .rows import display_name
 from .table import table_of

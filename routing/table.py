@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .identity import lineage
+from pick_a_method.common.identity import lineage
 from .rows import GradedRows, display_name
 
 

@@ -23,7 +23,7 @@ from pick_a_method.methods.config_result import TrainerConfig
 from pick_a_method.methods.preview import UpdatePreview
 from pick_a_method.methods.prime_rl import PrimeRLConfig
 from pick_a_method.routing import defaults as D
-from pick_a_method.routing.paths import confine
+from pick_a_method.common.paths import confine
 
 from . import extras
 from .explain import explain

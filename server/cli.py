@@ -34,7 +34,7 @@ def _options(args: argparse.Namespace) -> ServerOptions:
         kw["max_bytes"] = args.max_bytes
     if args.call_seconds is not None:
         kw["call_seconds"] = args.call_seconds
-    from pick_a_method.routing.paths import expand_user_path
+    from pick_a_method.common.paths import expand_user_path
 
     if args.root:
         kw["roots"] = kw["write_roots"] = tuple(expand_user_path(d, "--root").resolve() for d in args.root)

@@ -219,6 +219,6 @@ FIELD_FLAGS = {"task_id": "the task id", "reward": "the grade (a number or true/
 def write_roots(args: argparse.Namespace) -> list[Path] | None:
     """The folders --allow-write names (~ expanded, links resolved), for the config writers and --plot; None: the
     command line writes where its user can (its --out or --plot names the file)."""
-    from pick_a_method.routing.paths import expand_user_path
+    from pick_a_method.common.paths import expand_user_path
 
     return [expand_user_path(d, "--allow-write").resolve() for d in args.allow_write] or None

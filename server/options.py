@@ -31,7 +31,7 @@ def _env_float(name: str, default: float) -> float:
 def _roots() -> tuple[Path, ...]:
     """PICK_A_METHOD_ROOTS (os.pathsep between folders), else the default (routing.paths, loaded only here: the
     command line's --help loads no routing module)."""
-    from pick_a_method.routing.paths import default_roots, expand_user_path
+    from pick_a_method.common.paths import default_roots, expand_user_path
 
     value = os.environ.get("PICK_A_METHOD_ROOTS", "")
     given = tuple(Path(os.path.realpath(expand_user_path(v, "PICK_A_METHOD_ROOTS")))

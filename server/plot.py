@@ -62,7 +62,7 @@ def draw(picture: Any, fmt: str = "png") -> bytes:
 def write_plot(picture: Any, out: Any, *, overwrite: bool, allowed_roots: Sequence[Any] | None = None) -> Path:
     """Draw the picture in the format out's suffix names (.png or .svg) and write it with the config writers'
     checks (folder, allowed roots, no clobber without overwrite) and atomic write."""
-    from pick_a_method.methods.config_write import check_out, write_config
+    from pick_a_method.common.write import check_out, write_config
 
     where = dict(suffixes=tuple(FORMATS), why="the picture is drawn in the format it names", overwrite=overwrite,
                  allowed_roots=allowed_roots, argument="--plot")

@@ -61,7 +61,7 @@ async def allowed(ctx: Any, options: ServerOptions, *, write: bool = False) -> t
 
 def local_or_hub(value: str | None, argument: str, roots: tuple[Path, ...]) -> str | None:
     """A tokenizer argument: a local folder is confined to the roots; a hub id (`Qwen/Qwen3-8B`) is passed on."""
-    from pick_a_method.routing.paths import confine
+    from pick_a_method.common.paths import confine
 
     if value is None:
         return None

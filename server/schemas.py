@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from pick_a_method.routing.errors import InputError
+from pick_a_method.common.errors import InputError
 
 CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None)
 

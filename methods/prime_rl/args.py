@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.methods.config_write import show  # noqa: F401 - one way to cut a value short in every writer
+from pick_a_method.common.write import show  # noqa: F401 - one way to cut a value short in every writer
 from pick_a_method.methods.prime_rl.constants import TASKSET_ID
 
 TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")

@@ -49,7 +49,7 @@ from pick_a_method.methods.prime_rl import report as R
 from pick_a_method.methods.prime_rl.schema import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig
-from pick_a_method.methods.config_write import write_config
+from pick_a_method.common.write import write_config
 
 # ================================================================================================
 # The result

@@ -22,7 +22,7 @@ from pick_a_method.methods.prime_rl.constants import (
     THINKING_MODEL,
 )
 from pick_a_method.routing import defaults as ROUTING
-from pick_a_method.routing.identity import model_params_b
+from pick_a_method.common.identity import model_params_b
 
 # ================================================================================================
 # Refusals for methods prime-rl cannot run (prime-rl.md sections 3 and 4)

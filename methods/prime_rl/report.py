@@ -14,7 +14,7 @@ from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.constants import LAUNCH_ONLY_CHECKS, PRIME_RL_TAG, PRIME_RL_VERSION
 from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
 from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.next_step import NextStep
 
 
 def needs(config: dict[str, Any], taskset: str, method: str) -> list[str]:

@@ -25,10 +25,10 @@ from pick_a_method.methods.config_result import (
     resolve_method,
     to_yaml,
 )
-from pick_a_method.methods.config_write import write_config
+from pick_a_method.common.write import write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.next_step import NextStep
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",

@@ -29,7 +29,7 @@ from pick_a_method.methods.config_result import (
     to_yaml,
     yaml_scalar,
 )
-from pick_a_method.methods.config_write import write_config
+from pick_a_method.common.write import write_config
 from pick_a_method.methods.verl.plan import (
     ACTOR,
     DISTILL,
@@ -39,7 +39,7 @@ from pick_a_method.methods.verl.plan import (
     VERL_VERSION,
     method_plan,
 )
-from pick_a_method.routing.verdicts import NextStep
+from pick_a_method.common.next_step import NextStep
 
 # Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
 MICRO_BATCH_PER_GPU = 4

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import fields as F
-from ..errors import InputError
+from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, RowsLike
 from .base import ReadArgs
 from .builder import ColumnBuilder

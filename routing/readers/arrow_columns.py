@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import fields as F
-from ..errors import Unsupported
+from pick_a_method.common.errors import Unsupported
 from ..rows import make_rows
 from .builder import ColumnBuilder
 

@@ -17,8 +17,8 @@ import numpy as np
 import orjson
 
 from .. import fields as F
-from ..errors import InputError
-from ..paths import confine
+from pick_a_method.common.errors import InputError
+from pick_a_method.common.paths import confine
 from ..rows import GradedRows
 from .builder import ColumnBuilder
 from .plain import Progress, open_bytes, read_careful

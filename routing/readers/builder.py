@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import fields as F
-from ..errors import InputError
+from pick_a_method.common.errors import InputError
 from ..rows import make_rows
 
 # Values a `truncated` cell may hold; CSV gives strings.

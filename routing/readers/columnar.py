@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import fields as F
-from ..errors import InputError, Unsupported
+from pick_a_method.common.errors import InputError, Unsupported
 from .builder import ColumnBuilder
 from .plain import Progress
 

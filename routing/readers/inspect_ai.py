@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
 from .base import Format, Probe, ReadArgs, disagreement, graded_mean, merged, read_dicts, scorer_note
 

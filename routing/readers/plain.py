@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from .. import fields as F
-from ..errors import InputError
+from pick_a_method.common.errors import InputError
 from .builder import ColumnBuilder
 
 CHUNK_ROWS = 65_536

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import fields as F
-from ..errors import InputError
+from pick_a_method.common.errors import InputError
 from ..rows import GradedRows
 from .base import Format, Probe, ReadArgs, read_plain
 

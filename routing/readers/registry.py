@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
-from ..paths import confine, expand_user_path
+from pick_a_method.common.errors import InputError
+from pick_a_method.common.paths import confine, expand_user_path
 from ..rows import GradedRows, concat
 from . import inspect_ai, lm_eval, plain_formats, verifiers, verl
 from .base import Format, Probe, ReadArgs

@@ -285,7 +285,7 @@ def test_write_roots_default_to_the_folder_the_server_started_in(tmp_path, monke
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch, fail_at, overwrite):
     """A full disk (OSError) or a Ctrl-C (KeyboardInterrupt) mid-write: the old file or none, never half a one."""
-    import pick_a_method.methods.config_write as writer
+    import pick_a_method.common.write as writer
 
     root = tmp_path / "root"
     root.mkdir()
@@ -336,7 +336,7 @@ def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch, fail
 
 
 def test_a_ctrl_c_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    import pick_a_method.methods.config_write as writer
+    import pick_a_method.common.write as writer
     from pick_a_method.methods.prime_rl import prime_rl_config
 
     root = tmp_path / "root"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pick_a_method.routing.cost import check_gpus, run_cost, split_gpus, throughputs
-from pick_a_method.routing.errors import InputError
+from pick_a_method.common.errors import InputError
 
 CHANCE = np.array([1.0, 0.0, 0.5, 0.5])
 TOKENS = np.array([100.0, 300.0, 200.0, 200.0])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pick_a_method.routing import defaults as D
-from pick_a_method.routing.errors import InputError
+from pick_a_method.common.errors import InputError
 from pick_a_method.routing.prior import RatePrior, fit_prior
 from pick_a_method.routing.split import (batch_for, best_k, group_signal, posterior_split_chance, predict_split,
                                          suggest_group_size)

@@ -9,7 +9,7 @@ from rowkit import MODEL, rows_from_passes
 
 from pick_a_method import routing
 from pick_a_method.routing import InputError, read_rows
-from pick_a_method.routing.identity import relation, without_provider
+from pick_a_method.common.identity import relation, without_provider
 from pick_a_method.routing.readers import registry
 from pick_a_method.routing.readers.base import Probe
 

@@ -9,7 +9,7 @@ import pytest
 
 from pick_a_method import routing
 from pick_a_method.routing import InputError, read_rows, route
-from pick_a_method.routing.identity import relation
+from pick_a_method.common.identity import relation
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 

@@ -1,4 +1,4 @@
-"""Every path argument reads ~ and ~user the same way (routing/paths.py), over the CLI and over MCP.
+"""Every path argument reads ~ and ~user the same way (common/paths.py), over the CLI and over MCP.
 
 A home that cannot be found (`~nosuchuser/rows.jsonl`: once a RuntimeError traceback from the CLI and a bare
 "Error executing tool band" over MCP, found by tests/robustness/test_fuzz_tools.py) is a clear error that
@@ -19,7 +19,7 @@ from mcp import Client
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 from pick_a_method.routing import InputError
-from pick_a_method.routing.paths import expand_user_path
+from pick_a_method.common.paths import expand_user_path
 from pick_a_method.server import cli
 from pick_a_method.server.app import create_server
 from pick_a_method.server.options import ServerOptions

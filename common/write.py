@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pick_a_method.routing.paths import expand_user_path
+from pick_a_method.common.paths import expand_user_path
 
 
 def show(value: Any) -> str:
