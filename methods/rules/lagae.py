@@ -2,17 +2,23 @@
 
 gamma = 1, a terminal reward on the last action token, observation tokens skipped (their values never enter
 the recursion). ``lagae_reference`` is the backward loop over T (the tests' reference); ``lagae`` /
-``lagae_chunks`` compute the same advantages in closed form, a few row-chunked passes, no loop over tokens.
+``LaGae`` compute the same advantages in closed form, a few row-chunked passes, no loop over tokens.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import torch
 
 CHUNK_ROWS = 256  # rows per chunk: keeps each temporary near 1 MiB at T = 1024 (cache resident)
+
+
+def row_chunks(B: int) -> Iterator[slice]:
+    for i0 in range(0, B, CHUNK_ROWS):
+        yield slice(i0, min(i0 + CHUNK_ROWS, B))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -87,61 +93,99 @@ def lagae(
     the dtype (alpha below about 1/80 in float32) take exact fallbacks. Processed in row chunks so
     the temporaries stay cache-sized.
     """
-    if out is None:
-        out = torch.empty_like(values)
-    for _ in lagae_chunks(values, mf, L, lam, rewards, clean, out):
-        pass
-    return out
+    gae = LaGae(values, mf, L, lam, rewards, out=out)
+    for r in row_chunks(values.shape[0]):
+        gae.rows(r, clean)
+    return gae.out
 
 
-def lagae_chunks(
-    values: torch.Tensor,
-    mf: torch.Tensor,
-    L: torch.Tensor,
-    lam: torch.Tensor,
-    rewards: torch.Tensor,
-    clean: bool,
-    out: torch.Tensor,
-) -> Iterator[tuple[slice, torch.Tensor]]:
-    """Fill ``out`` with LA-GAE advantages CHUNK_ROWS rows at a time, yielding (rows, their advantages).
+class LaGae:
+    """The closed-form LA-GAE of a batch, filled into ``out`` chunk by chunk: ``rows(r, clean)`` computes rows r
+    and returns them (with -V on their action tokens) for the caller to use while they are still in cache (SAO
+    and BPCO build their coefficients there). ``clean``: the values are finite everywhere (else they are masked
+    NaN-safely)."""
 
-    A caller uses each chunk while it is still in cache (SAO and BPCO build their coefficients there).
-    """
-    B, T = values.shape
-    dt = values.dtype
-    prefix = is_prefix_mask(mf, L)
-    # per-row constants, computed once for the batch (per chunk they would cost ~0.5 ms of op overhead)
-    log_lam = torch.log(lam)  # -inf where lam == 0
-    floor = -80.0 if dt == torch.float32 else -700.0
-    special = (lam == 0) | ((L - 1) * log_lam < floor)
-    zero = torch.zeros((), dtype=dt, device=values.device)
-    safe_log = torch.where(special, zero, log_lam)
-    safe_lam = torch.where(special, torch.full_like(lam, 0.5), lam)
-    log2_lam = torch.where(special, zero, torch.log2(safe_lam))
-    last_w = torch.exp(safe_log * (L - 1))  # lambda^(L-1), the smallest weight on the row
-    tail = (1.0 - safe_lam) / safe_lam
-    rows = _GaeRows(
-        log2_lam=log2_lam[:, None],
-        last_rank=((L - 1) * log2_lam)[:, None],  # log2 of lambda^(L-1)
-        tail=tail[:, None],
-        head=(last_w * rewards)[:, None],  # lambda^(L-1) R
-        # the forward-sum form errs by about 2 eps * tail * L / lambda^(L-1) * max|V|: allowed up to 8 eps
-        # (SAO's alpha = 1.5 gives about 2.6 eps; BPCO's 0.4 about 60, so BPCO keeps the reverse sum)
-        forward=special | (tail * L <= 4.0 * last_w),
-        special=special,
-    )
-    positions = torch.arange(T, dtype=dt, device=values.device) if prefix else None
-    any_special = bool(special.any())
-    for i0 in range(0, B, CHUNK_ROWS):
-        r = slice(i0, min(i0 + CHUNK_ROWS, B))
-        yield r, _lagae_rows(values[r], mf[r], lam[r], rewards[r], clean, out[r], rows.slice(r), positions, any_special)
+    def __init__(
+        self,
+        values: torch.Tensor,
+        mf: torch.Tensor,
+        L: torch.Tensor,
+        lam: torch.Tensor,
+        rewards: torch.Tensor,
+        out: torch.Tensor | None = None,
+    ) -> None:
+        B, T = values.shape
+        dt = values.dtype
+        dev = values.device
+        f64 = torch.float64
+        self.values, self.mf, self.lam, self.rewards = values, mf, lam, rewards
+        self.out = torch.empty_like(values) if out is None else out
+        # per-row constants, computed once for the batch (per chunk they would cost ~0.5 ms of op overhead)
+        lam64, L64 = lam.to(f64), L.to(f64)
+        floor = -80.0 if dt == torch.float32 else -700.0
+        special = (lam64 == 0) | ((L64 - 1) * torch.log(lam64) < floor)
+        safe_lam = torch.where(special, 0.5, lam64)
+        log2_lam = torch.where(special, 0.0, torch.log2(safe_lam))
+        last = (L64 - 1).clamp_min(0)  # rank of the last action token
+        if is_prefix_mask(mf, L):
+            # lambda^k = lambda^(M*(k // M)) * lambda^(k % M): a [K, M] outer product per row, one multiply per
+            # token instead of an exp2 (3x the cost)
+            M = math.isqrt(T - 1) + 1
+            K = -(-T // M)
+            lo = torch.exp2((torch.arange(M, dtype=f64, device=dev) * log2_lam[:, None]).to(dt))
+            hi = torch.exp2((torch.arange(K, dtype=f64, device=dev) * (M * log2_lam)[:, None]).to(dt))
+            k = last.long()[:, None]
+            last_w = hi.gather(1, k.div(M, rounding_mode="floor")) * lo.gather(1, k.remainder(M))  # w at L - 1
+            self.weights = _Weights(hi=hi, lo=lo, log2_lam=None)
+        else:
+            log2_dt = log2_lam.to(dt)[:, None]
+            last_w = torch.exp2(last.to(dt)[:, None] * log2_dt)  # as the rank path computes it
+            self.weights = _Weights(hi=None, lo=None, log2_lam=log2_dt)
+        tail = (1.0 - safe_lam) / safe_lam
+        # the forward-sum form (total - prefix sum, no flips) errs by about 2 eps * tail * L / lambda^(L-1) *
+        # max|V|: allowed up to 8 eps (SAO's alpha = 1.5 gives about 2.6 eps; BPCO's 0.4 about 60, so BPCO keeps
+        # the reverse sum; float64 prefix sums for a float32 batch would be as accurate, and measured no faster)
+        self.consts = _GaeRows(
+            last_w=last_w,
+            tail=tail.to(dt)[:, None],
+            head=last_w * rewards[:, None],  # lambda^(L-1) R
+            forward=special | (tail * L64 <= 4.0 * last_w.to(f64)[:, 0]),
+            special=special,
+        )
+        self.any_special = bool(special.any())
+
+    def rows(self, r: slice, clean: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows r: their advantages (a view of ``out``) and -V on their action tokens (0 elsewhere)."""
+        return _lagae_rows(self.values[r], self.mf[r], self.lam[r], self.rewards[r], clean, self.out[r],
+                           self.consts.slice(r), self.weights.slice(r), self.any_special)
+
+
+class _Weights(NamedTuple):
+    """How a chunk gets lambda^k: [n, K] x [n, M] tables on a prefix mask, else log2(lambda) as an [n, 1] column."""
+
+    hi: torch.Tensor | None
+    lo: torch.Tensor | None
+    log2_lam: torch.Tensor | None
+
+    def slice(self, r: slice) -> "_Weights":
+        return _Weights(*(None if x is None else x[r] for x in self))
+
+    def compute(self, mf: torch.Tensor, last_w: torch.Tensor) -> torch.Tensor:
+        n, T = mf.shape
+        if self.hi is None:  # action rank k (0 before the first action token, at most L-1)
+            return torch.cumsum(mf, 1).sub_(1).clamp_(min=0).mul_(self.log2_lam).exp2_()
+        K, M = self.hi.shape[1], self.lo.shape[1]
+        w = torch.empty(n, K * M, dtype=mf.dtype, device=mf.device)
+        torch.mul(self.hi[:, :, None], self.lo[:, None, :], out=w.view(n, K, M))
+        # past the last action token (padding) use lambda^(L-1): lambda^k may underflow to 0 there, and the
+        # division needs w > 0; on action tokens this changes nothing (w >= lambda^(L-1) there)
+        return w[:, :T].clamp_(min=last_w)
 
 
 class _GaeRows(NamedTuple):
-    """Per-row constants of the closed-form LA-GAE, as [n, 1] columns (``special`` as [n] flags)."""
+    """Per-row constants of the closed-form LA-GAE, as [n, 1] columns (the flags as [n])."""
 
-    log2_lam: torch.Tensor
-    last_rank: torch.Tensor
+    last_w: torch.Tensor
     tail: torch.Tensor
     head: torch.Tensor
     forward: torch.Tensor
@@ -175,36 +219,31 @@ def _lagae_rows(
     clean: bool,
     out: torch.Tensor,
     rows: _GaeRows,
-    positions: torch.Tensor | None,
+    weights: _Weights,
     any_special: bool,
-) -> torch.Tensor:
+) -> tuple[torch.Tensor, torch.Tensor]:
     dt = values.dtype
-    v = values if clean else torch.where(mf.bool(), values, torch.zeros((), dtype=dt, device=values.device))
-    if positions is not None:  # prefix mask: action tokens are positions 0..L-1, so the rank is the position
-        w = torch.mul(positions, rows.log2_lam)
-        # past the last action token (padding) use lambda^(L-1): lambda^k could underflow to 0 there, and
-        # the division below needs w > 0; on action tokens this changes nothing (rounding is monotone)
-        w.clamp_(min=rows.last_rank)
-    else:  # action rank k (0 before the first action token, at most L-1)
-        w = torch.cumsum(mf, 1).sub_(1).clamp_(min=0).mul_(rows.log2_lam)
-    # lambda^k as exp2(k log2 lambda): torch's exp2 is ~3x faster than exp on CPU. Prefix and observation-token
-    # batches agree to rounding, not bit for bit: the suffix sums below run over rows of different lengths
-    # (observation tokens add zeros in other places), so their last bits can differ. w >= lambda^(L-1) > 0.
-    w.exp2_()
-    W = torch.mul(w, v).mul_(mf)  # lambda^k V_k on action tokens, 0 elsewhere
-    # out = lambda^(L-1) R + tail * (sum of W strictly after t)  (mul + add_ beat one addcmul 3x here)
+    zero = torch.zeros((), dtype=dt, device=values.device)
+    # nv = -V on action tokens, 0 elsewhere: negated so that the last step is one addcdiv (nv + numerator / w)
+    if clean:
+        nv = torch.addcmul(zero, values, mf, value=-1.0)
+    else:
+        nv = torch.where(mf.bool(), values, zero).neg_()
+    w = weights.compute(mf, rows.last_w)  # lambda^k (k the action rank), >= lambda^(L-1) > 0
+    W = torch.mul(w, nv)  # -lambda^k V_k on action tokens, 0 elsewhere
+    # out = lambda^(L-1) R + tail * (sum of lambda^j V_j strictly after t)  (mul + add_ beat one addcmul 3x here)
     if bool(rows.forward.all()):
         # well-conditioned rows: the sum after t is total - (inclusive prefix sum), which spares the two
         # [n, T] flips of the reverse cumsum (~1 ms at B = 2048, T = 1024)
         torch.cumsum(W, 1, out=out)
-        const = rows.head + rows.tail * out[:, -1:]  # out[:, -1] is the row total: W is 0 past the last action
-        out.mul_(-rows.tail).add_(const)
+        const = rows.head - rows.tail * out[:, -1:]  # out[:, -1] is minus the row total (W is 0 past the end)
+        out.mul_(rows.tail).add_(const)
     else:
-        S = torch.cumsum(W.flip(1), 1).flip(1)  # inclusive reverse sum
-        torch.mul(S[:, 1:], rows.tail, out=out[:, :-1])
+        S = torch.cumsum(W.flip(1), 1).flip(1)  # minus the inclusive reverse sum
+        torch.mul(S[:, 1:], -rows.tail, out=out[:, :-1])
         out[:, -1] = 0
         out.add_(rows.head)
-    out.div_(w).sub_(v).mul_(mf)
+    torch.addcdiv(nv, out, w, out=out).mul_(mf)  # A = out / lambda^k - V on action tokens, 0 elsewhere
     if any_special and bool(rows.special.any()):
         sel = torch.nonzero(rows.special).flatten()
         m = mf[sel].bool()
@@ -214,4 +253,4 @@ def _lagae_rows(
             f64 = torch.float64
             ref = lagae_reference(values[sel].to(f64), m, rewards[sel].to(f64), lam[sel].to(f64))
             out[sel] = ref.to(dt)
-    return out
+    return out, nv

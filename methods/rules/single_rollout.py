@@ -40,13 +40,13 @@ from pick_a_method.methods.rules._common import (
     sig,
 )
 from pick_a_method.methods.rules.flash_reinforce import bernoulli_kl, flash_reinforce_update
-from pick_a_method.methods.rules.lagae import CHUNK_ROWS, gae_lambdas, lagae, lagae_chunks, lagae_reference
+from pick_a_method.methods.rules.lagae import CHUNK_ROWS, LaGae, gae_lambdas, lagae, lagae_reference, row_chunks
 from pick_a_method.methods.update import Update
 
 __all__ = [
     "bernoulli_kl", "flash_reinforce_update", "sao_update", "bpco_update",
     # re-exported: FlashReinforce lives in rules.flash_reinforce, the GAE in rules.lagae
-    "gae_lambdas", "lagae", "lagae_reference", "lagae_chunks", "CHUNK_ROWS",
+    "gae_lambdas", "lagae", "lagae_reference", "LaGae", "CHUNK_ROWS",
 ]
 
 
@@ -111,7 +111,9 @@ def sao_update(
     band_lo, band_hi = (float(torch.nextafter(torch.tensor(x, dtype=dt), torch.tensor(y, dtype=dt)))
                         for x, y in ((low, high), (high, low)))
     clamp_at = D.SAO_LOG_RATIO_CLAMP
-    for r, A_c in lagae_chunks(values, mf, L, lam, R, clean, A):
+    gae = LaGae(values, mf, L, lam, R, out=A)
+    for r in row_chunks(B):
+        A_c, _ = gae.rows(r, clean)
         mf_c = mf[r]
         adv_rows[r] = A_c.sum(1)
         if blp is None:
@@ -255,7 +257,9 @@ def bpco_update(
     v2_rows = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
     tiny = torch.finfo(dt).tiny
-    for r, A_c in lagae_chunks(values, mf, L, lam, R, clean, A):
+    gae = LaGae(values, mf, L, lam, R, out=A)
+    for r in row_chunks(B):
+        A_c, _ = gae.rows(r, clean)
         mf_c = mf[r]
         v_c = values[r]
         mu_c = mu_lp[r]

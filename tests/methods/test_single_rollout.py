@@ -244,6 +244,29 @@ def test_closed_form_gae_matches_the_loop(alpha, dtype, layout):
     assert torch.all(fast[~mask] == 0)
 
 
+@pytest.mark.parametrize("T", [1, 2, 37, 50])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_closed_form_gae_on_prefix_masks_of_any_width(T, dtype):
+    # a prefix mask builds lambda^k from [K, M] tables with K * M >= T; widths that are not K * M exactly
+    # (37 -> 7 x 6, 50 -> 8 x 7) read only the first T columns of the table product
+    g = torch.Generator().manual_seed(T)
+    B = 30
+    V = torch.rand(B, T, generator=g, dtype=torch.float64)
+    lengths = torch.randint(1, T + 1, (B,), generator=g)
+    lengths[0] = T
+    mask = torch.arange(T)[None, :] < lengths[:, None]
+    R = torch.rand(B, generator=g, dtype=torch.float64)
+    mf = mask.to(dtype)
+    L = mf.sum(1)
+    for alpha in (1.5, 0.4):
+        lam = gae_lambdas(L, alpha)
+        fast = lagae(V.to(dtype), mf, L, lam, R.to(dtype))
+        ref = lagae_reference(V, mask, R, lam.to(torch.float64))
+        tol = 1e-12 if dtype == torch.float64 else 2e-6
+        assert torch.allclose(fast.to(torch.float64), ref, atol=tol, rtol=0)
+        assert torch.all(fast[~mask] == 0)
+
+
 def test_observation_tokens_do_not_change_gae():
     plain = {"reward": 1, "logprobs": [-0.1, -0.2, -0.3], "values": [0.2, 0.5, 0.6]}
     with_obs = {
