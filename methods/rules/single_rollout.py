@@ -110,12 +110,16 @@ def sao_update(
     # clamp and one compare (written to a float tensor: bool outputs are ~6x slower here) test it exactly
     band_lo, band_hi = (float(torch.nextafter(torch.tensor(x, dtype=dt), torch.tensor(y, dtype=dt)))
                         for x, y in ((low, high), (high, low)))
+    # the log-ratio clamp (+-40) can only change a decision when the band reaches past exp(+-40); inside that
+    # band a kept ratio never needed it, and an unclamped exp (inf or 0) is outside the band all the same
     clamp_at = D.SAO_LOG_RATIO_CLAMP
+    needs_clamp = not (math.exp(-clamp_at) < low and high < math.exp(clamp_at))
     gae = LaGae(values, mf, L, lam, R, out=A)
     for r in row_chunks(B):
         A_c, _ = gae.rows(r, clean)
         mf_c = mf[r]
-        adv_rows[r] = A_c.sum(1)
+        if stats:
+            adv_rows[r] = A_c.sum(1)
         if blp is None:
             # on-policy: rho = 1 on every action token, inside any band with low < 1 < high
             torch.mul(A_c, mf_c, out=coef[r]).div_(n_global)
@@ -125,16 +129,21 @@ def sao_update(
         x = torch.sub(b.logprobs[r], blp[r])
         if not clean:
             x = torch.where(mf_c.bool(), x, zero)
-        ratio = x.clamp_(-clamp_at, clamp_at).exp_().mul_(mf_c)  # 0 off action tokens: outside the band
-        keep_f = torch.clamp(ratio, band_lo, band_hi)
-        torch.eq(keep_f, ratio, out=keep_f)  # 1.0 inside the band, 0.0 outside
+        if needs_clamp:
+            x.clamp_(-clamp_at, clamp_at)
+        ratio = x.exp_()
+        # kr = the ratio clamped into the band: equal to the ratio exactly when it is inside, and finite, so
+        # kr * keep is the kept ratio (0 outside the band, never inf * 0)
+        kr = torch.clamp(ratio, band_lo, band_hi)
+        keep_f = torch.eq(kr, ratio, out=ratio).mul_(mf_c)  # 1.0 inside the band on action tokens, else 0.0
         kept[r] = keep_f.sum(1)
-        ratio.mul_(keep_f)
-        ratio_kept_rows[r] = ratio.sum(1)
+        kr.mul_(keep_f)
+        if stats:
+            ratio_kept_rows[r] = kr.sum(1)
         if inv_n is None:  # on a GPU: no host sync for 1/N
-            torch.mul(ratio, A_c, out=coef[r]).div_(n_global)
+            torch.mul(kr, A_c, out=coef[r]).div_(n_global)
         else:
-            torch.addcmul(zero, ratio, A_c, value=inv_n, out=coef[r])  # kept rho * A / N in one pass
+            torch.addcmul(zero, kr, A_c, value=inv_n, out=coef[r])  # kept rho * A / N in one pass
     admitted = kept > 0
     row_stats = {"kept_share": kept / L.clamp_min(1), "lambda": lam}
     if not stats:

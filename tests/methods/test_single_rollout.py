@@ -267,6 +267,22 @@ def test_closed_form_gae_on_prefix_masks_of_any_width(T, dtype):
         assert torch.all(fast[~mask] == 0)
 
 
+def test_sao_log_ratio_clamp_applies_only_where_the_band_reaches():
+    # x = logprob - behavior = 50: exp(50) is outside the default band (inf in float32 unclamped: still out)
+    batch = [
+        {"reward": 1, "logprobs": [-0.5, -0.2], "behavior_logprobs": [-50.5, -0.2], "values": [0.5, 0.5]},
+        {"reward": 0, "logprobs": [-0.3], "behavior_logprobs": [-0.3], "values": [0.5]},
+    ]
+    for dtype in (torch.float32, F64):
+        u = SAO().update(batch, dtype=dtype)
+        assert u.coefficients[0, 0].item() == 0.0 and torch.isfinite(u.coefficients).all()
+        assert u.stats["masked_token_share"] == approx(1 / 3)
+    # a band reaching past exp(40) keeps the token at the clamped ratio exp(40), as the clamp always did
+    u = SAO(ratio=(0.5, 1e30)).update(batch, dtype=F64)
+    assert u.coefficients[0, 0].item() == approx(math.exp(40.0) * u.advantages[0, 0].item() / 3)
+    assert u.stats["masked_token_share"] == 0.0
+
+
 def test_observation_tokens_do_not_change_gae():
     plain = {"reward": 1, "logprobs": [-0.1, -0.2, -0.3], "values": [0.2, 0.5, 0.6]}
     with_obs = {
