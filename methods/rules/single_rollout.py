@@ -261,39 +261,43 @@ def bpco_update(
     coef = torch.empty(B, T, dtype=dt, device=b.device)
     active_rows = torch.empty(B, dtype=dt, device=b.device)
     ratio_rows = torch.empty(B, dtype=dt, device=b.device)
+    adv_rows = torch.empty(B, dtype=dt, device=b.device)
     inv_mu_rows = torch.empty(B, dtype=dt, device=b.device)
     v_rows = torch.empty(B, dtype=dt, device=b.device)
     v2_rows = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
+    inv_n = None if n_global.is_cuda else 1.0 / float(n_global)
     tiny = torch.finfo(dt).tiny
     gae = LaGae(values, mf, L, lam, R, out=A)
     for r in row_chunks(B):
-        A_c, _ = gae.rows(r, clean)
+        A_c, nv = gae.rows(r, clean)  # nv = -V on action tokens, 0 elsewhere
         mf_c = mf[r]
-        v_c = values[r]
         mu_c = mu_lp[r]
         x = torch.sub(b.logprobs[r], mu_c)
         if not clean:
             m_c = mf_c.bool()
             x = torch.where(m_c, x, zero)
             mu_c = torch.where(m_c, mu_c, zero)
-            v_c = torch.where(m_c, v_c, zero)
         ratio = x.clamp_(-D.BPCO_LOG_RATIO_CAP, D.BPCO_LOG_RATIO_CAP).exp_()
         # DPPO binary-TV test: sign(A) * mu * (rho - 1) <= clip  (A = 0 is always active)
         mu = torch.exp(mu_c)
         g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
-        act = torch.rsub(g, clip).sign_().add_(1.0).clamp_(max=1.0).mul_(mf_c)  # 1 iff g <= clip
+        act = torch.le(g, clip, out=g).mul_(mf_c)  # 1.0 iff the test passes, on action tokens
         if cap < math.inf:  # truncate after the test, as verl's dppo_tv: the test reads the true ratio
             if stats and float(ratio.max()) > cap:
                 capped_rows[r] = (ratio > cap).to(dt).mul_(act).sum(1)
             ratio.clamp_(max=cap)
         active_rows[r] = act.sum(1)
-        inv_mu_rows[r] = mu.clamp_(min=tiny).reciprocal_().mul_(mf_c).sum(1)  # sum of 1/mu
-        vm = torch.mul(v_c, mf_c)
-        v_rows[r] = vm.sum(1)
-        v2_rows[r] = vm.mul_(v_c).sum(1)
-        ratio_rows[r] = ratio.mul_(mf_c).sum(1)
-        torch.mul(ratio, A_c, out=coef[r]).mul_(act).div_(n_global)
+        ratio_rows[r] = torch.mul(ratio, mf_c).sum(1)
+        if stats:
+            adv_rows[r] = A_c.sum(1)
+            inv_mu_rows[r] = torch.div(mf_c, mu.clamp_(min=tiny)).sum(1)  # sum of 1/mu
+            v_rows[r] = nv.sum(1).neg_()
+            v2_rows[r] = nv.mul_(nv).sum(1)
+        if inv_n is None:  # on a GPU: no host sync for 1/N
+            torch.mul(ratio, A_c, out=coef[r]).mul_(act).div_(n_global)
+        else:
+            torch.addcmul(zero, ratio, A_c, value=inv_n, out=coef[r]).mul_(act)
     admitted = L > 0
     L1 = L.clamp_min(1)
     row_stats = {"clipped_share": 1.0 - active_rows / L1, "lambda": lam, "mean_ratio": ratio_rows / L1}
@@ -311,7 +315,7 @@ def bpco_update(
         "masked_token_share": (n_local - n_active) / n_local,
         "capped_token_share": capped / n_local,
         "mean_ratio": float(ratio_rows.sum()) / n_local,
-        "mean_advantage": float(A.sum()) / n_local,
+        "mean_advantage": float(adv_rows.sum()) / n_local,
         "mean_clip_range": clip * float(inv_mu_rows.sum()) / n_local,
         "mean_lambda": float(lam[admitted].mean()),
     }
