@@ -122,10 +122,9 @@ def flash_reinforce_update(
             p = torch.exp(lpb, out=b3)
             d = lpb.sub_(lq).mul_(p)  # b2 = p * (log p - log q)
             q = torch.exp(lq, out=b1)
-            l1q = torch.log1p(q.neg_(), out=b1)  # log(1 - q)
-            l1p = torch.log1p(torch.neg(p, out=b4), out=b4)  # log(1 - p)
-            l1p.sub_(l1q).mul_(p.neg_().add_(1))  # (1 - p) * log((1 - p) / (1 - q))
-            d.add_(l1p).clamp_(min=0)
+            # (1 - p) * log((1 - p) / (1 - q)) as (1 - p) * log1p((q - p) / (1 - q)): one log1p, not two
+            t = torch.sub(q, p, out=b4).div_(q.neg_().add_(1)).log1p_()
+            d.add_(t.mul_(p.neg_().add_(1))).clamp_(min=0)
             if clean:
                 d.mul_(mf_c)
             else:

@@ -283,6 +283,22 @@ def test_sao_log_ratio_clamp_applies_only_where_the_band_reaches():
     assert u.stats["masked_token_share"] == 0.0
 
 
+def test_flash_reinforce_drift_is_the_mean_bernoulli_kl():
+    # the rule computes (1 - p) log((1 - p) / (1 - q)) with one log1p; bernoulli_kl is the two-log1p reference
+    g = torch.Generator().manual_seed(4)
+    B, T = 12, 30
+    lp = -torch.rand(B, T, generator=g, dtype=F64) * 4
+    blp = (lp + 0.3 * torch.randn(B, T, generator=g, dtype=F64)).clamp(max=0.0)
+    lp[0, :5] = torch.tensor([-1e-9, -20.0, 0.0, -1e-7, -14.0], dtype=F64)  # at and past both probability clamps
+    blp[0, :5] = torch.tensor([-20.0, -1e-9, -1e-7, 0.0, -13.0], dtype=F64)
+    mask = torch.rand(B, T, generator=g) > 0.2
+    mask[:, 0] = True
+    b = Batch(rewards=torch.rand(B, generator=g, dtype=F64), logprobs=lp, behavior_logprobs=blp, mask=mask)
+    drift = FlashReinforce(trust=math.inf).update(b).row_stats["drift"]
+    kl = torch.where(mask, bernoulli_kl(blp, lp), torch.zeros((), dtype=F64))
+    torch.testing.assert_close(drift, kl.sum(1) / mask.sum(1), rtol=1e-12, atol=1e-15)
+
+
 def test_observation_tokens_do_not_change_gae():
     plain = {"reward": 1, "logprobs": [-0.1, -0.2, -0.3], "values": [0.2, 0.5, 0.6]}
     with_obs = {
