@@ -76,8 +76,11 @@ def main(argv: list[str] | None = None) -> int:
             import whileai as wai  # noqa: F401
         except ImportError:
             wai = None
+    # timings on a shared machine move with its load: say it (1, 5, 15 minute load averages; cores)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), T = {args.tokens}; anchor: "
-          f"{'whileai ' + getattr(wai, '__version__', '?') if wai else 'not installed'}")
+          f"{'whileai ' + getattr(wai, '__version__', '?') if wai else 'not installed'}; "
+          f"load {load} on {os.cpu_count()} cores")
     header = f"{'method':16s} {'B':>5s} {'batch f32':>10s} {'hot f32':>10s} {'list f32':>10s} {'list f64':>10s} {'anchor':>10s} {'x batch':>8s} {'x list':>8s}"
     print(header)
     print("-" * len(header))
@@ -99,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             x_list = f"{t_anchor / t_l32:7.1f}x" if t_anchor else f"{'-':>8s}"
             print(f"{name:16s} {B:5d} {ms(t_batch)} {ms(t_hot)} {ms(t_l32)} {ms(t_l64)} {anchor_txt} {x_batch} {x_list}", flush=True)
     print("x batch = anchor / (float32 Batch); x list = anchor / (list -> float32, conversion included).")
+    print(f"load at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
