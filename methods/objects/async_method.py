@@ -105,6 +105,10 @@ class Async(Method):
         return self.method.stateful
 
     @property
+    def full_name(self) -> str:
+        return f"{self.name} {self.method.name}"
+
+    @property
     def inner_name(self) -> str:
         return self.method.name
 

@@ -130,6 +130,11 @@ class Method(BaseModel):
         cls.name = cls.info.name
 
     @property
+    def full_name(self) -> str:
+        """The name a tool call takes for this method with what it wraps: "grpo", "async grpo"."""
+        return self.name
+
+    @property
     def stateful(self) -> bool:
         """Its update moves state kept on the object (rae's baselines); ``update(batch, commit=False)`` leaves it."""
         return False
