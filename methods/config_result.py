@@ -135,7 +135,7 @@ def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
                 f"(got {type(method).__name__} and knobs {knobs!r})"
             )
         return method
-    if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
+    if isinstance(method, Mapping):  # {"name": <a method>, **knobs}, as JSON clients may send it
         spec = dict(method)
         name = spec.pop("name", None)
         return resolve_method(name, {**spec, **knobs})
@@ -292,19 +292,3 @@ def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
 
 def _bare_key(key: str) -> bool:
     return bool(key) and (key[0].isalpha() or key[0] == "_") and all(c.isalnum() or c in "_-." for c in key)
-
-
-def set_dotted(node: dict[str, Any], key: str, value: Any) -> None:
-    """Set (None: delete) a dotted key in a nested dict, creating tables on the way."""
-    parts = key.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            if value is None:
-                return
-            child = node[part] = {}
-        node = child
-    if value is None:
-        node.pop(parts[-1], None)
-    else:
-        node[parts[-1]] = value

@@ -35,8 +35,8 @@ def _coerce_inner(value: Any) -> Any:
             raise ValueError(f"Async wraps one of {_INNER}; got {value!r}")
         if info is M.OPD:
             raise ValueError(
-                "Async(method='opd') needs the teacher: pass method={'name': 'opd', 'teacher': 'model@http://host/v1'} "
-                "or an OPD object"
+                f"Async(method='{M.OPD}') needs the teacher: pass method={{'name': '{M.OPD}', 'teacher': "
+                "'model@http://host/v1'} or an OPD object"
             )
         return make_method(info.name)
     if isinstance(value, Mapping):
@@ -62,6 +62,7 @@ class Async(Method):
     """
 
     info: ClassVar[MethodInfo] = M.ASYNC
+    off_policy_guard: ClassVar[bool] = True
     method: Annotated[Union[GRPO, MaxRL, RAE, OPD, OPSD], BeforeValidator(_coerce_inner)] = Field(
         default_factory=GRPO
     )

@@ -123,6 +123,7 @@ class Method(BaseModel):
     model_config = _COMMON
     info: ClassVar[MethodInfo]
     name: ClassVar[str]
+    off_policy_guard: ClassVar[bool] = False  # it drops or masks stale tokens itself (a trust gate, a band, a clip)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -131,7 +132,7 @@ class Method(BaseModel):
 
     @property
     def full_name(self) -> str:
-        """The name a tool call takes for this method with what it wraps: "grpo", "async grpo"."""
+        """The name a tool call takes for this method with what it wraps: its name, or "async <inner>" for Async."""
         return self.name
 
     @property

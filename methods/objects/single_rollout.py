@@ -20,6 +20,7 @@ class FlashReinforce(Method):
     """
 
     info: ClassVar[MethodInfo] = M.FLASH_REINFORCE
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     batch: ClassVar[int] = D.FLASH_REINFORCE_BATCH
 
@@ -57,6 +58,7 @@ class SAO(Method):
     """
 
     info: ClassVar[MethodInfo] = M.SAO
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     gamma: ClassVar[float] = D.SAO_GAMMA
     batch: ClassVar[int] = D.SAO_BATCH
@@ -100,6 +102,7 @@ class BPCO(Method):
     """
 
     info: ClassVar[MethodInfo] = M.BPCO
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
 
     clip: _float_knob(0.0, 1.0, D.BPCO_CLIP) = D.BPCO_CLIP

@@ -43,7 +43,7 @@ _WHY_NOT_SINGLE_ROLLOUT = (
 )
 _FIX_SINGLE_ROLLOUT = (
     "Fix: run {name}'s own update rule in your trainer (methods.make_method({name!r}).update(batch); the "
-    "preview_update tool shows what it keeps on a logged batch), or ask this tool for method='rae' with "
+    "preview_update tool shows what it keeps on a logged batch), or ask this tool for method='{rae}' with "
     "knobs={{'group_size': 1}} (REINFORCE with an EMA baseline, which prime-rl runs at one rollout per prompt)."
 )
 _SINGLE_NEEDS = {
@@ -56,7 +56,7 @@ _SINGLE_NEEDS = {
 @PLANS.refuses(*_SINGLE_NEEDS)
 def _single_rollout(m: MethodInfo) -> str:
     return (f"prime-rl cannot run {m.label}: " + _WHY_NOT_SINGLE_ROLLOUT.format(name=m.label, needs=_SINGLE_NEEDS[m])
-            + " " + _FIX_SINGLE_ROLLOUT.format(name=m.name))
+            + " " + _FIX_SINGLE_ROLLOUT.format(name=m.name, rae=M.RAE))
 
 
 @PLANS.refuses(M.GROUPWISE_GRADING)

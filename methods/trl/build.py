@@ -29,6 +29,7 @@ from pick_a_method.common.write import write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import method_plan, reward_placeholder
 from pick_a_method.common.next_step import NextStep
+from pick_a_method.common.trainers import BATCH, STEPS
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
@@ -44,8 +45,8 @@ def trl_config(
     out: str | os.PathLike[str] | None = None,
     gpus: int = 1,
     nodes: int = 1,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     vllm: bool = True,
     overrides: Any = None,

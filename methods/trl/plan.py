@@ -22,7 +22,7 @@ _SINGLE = (
     "rollout per prompt, and GRPOConfig refuses num_generations < 2). Writing the nearest GRPO config under "
     "{label}'s name would train a different method. Fix: run {label}'s own update rule in your loop "
     "(methods.make_method({name!r}).update(batch) gives per-token coefficients; subclass GRPOTrainer and use them "
-    "in _compute_loss), or ask for method='grpo' with group_size >= {g}, which is a different method."
+    "in _compute_loss), or ask for method='{grpo}' with group_size >= {g}, which is a different method."
 )
 _SINGLE_NEEDS = {
     M.FLASH_REINFORCE: "(a batch-mean baseline and a sequence trust gate)",
@@ -35,14 +35,14 @@ _SINGLE_NEEDS = {
 @PLANS.refuses(*_SINGLE_NEEDS)
 def _single_rollout(m: MethodInfo) -> str:
     return _SINGLE.format(v=C.TRL_VERSION, label=m.label, needs=_SINGLE_NEEDS[m], name=m.name,
-                          g=D.GROUPED_MIN_USEFUL_GROUP)
+                          g=D.GROUPED_MIN_USEFUL_GROUP, grpo=M.GRPO)
 
 
 @PLANS.refuses(M.MAX_RL)
 def _max_rl(m: MethodInfo) -> str:
     return (f"TRL {C.TRL_VERSION} has no max_rl advantage ((R - mean)/mean per group): GRPOConfig.scale_rewards offers "
             "only none, group (std) and batch. Fix: run MaxRL.update in your own loop (or override GRPOTrainer's "
-            "advantage), or ask for method='grpo', which is a different advantage (reward minus group mean).")
+            f"advantage), or ask for method='{M.GRPO}', which is a different advantage (reward minus group mean).")
 
 
 @PLANS.refuses(M.OPSD)
@@ -50,13 +50,13 @@ def _opsd(m: MethodInfo) -> str:
     return (f"TRL {C.TRL_VERSION}'s `trl` CLI has no self-distillation command. Its nearest counterpart is the "
             "experimental SDFTTrainer (trl.experimental.sdft: teacher_model_kind base/live/ema, teacher_update_rate, "
             "teacher_prompt_template), an unstable API driven from your own script, not from a config file. Fix: "
-            "use OPSD.update in your own loop, prime_rl_config(method='opsd'), or SDFTTrainer from a script.")
+            f"use OPSD.update in your own loop, prime_rl_config(method='{m}'), or SDFTTrainer from a script.")
 
 
 @PLANS.refuses(M.REINFORCE_ADA)
 def _reinforce_ada(m: MethodInfo) -> str:
     return (f"TRL {C.TRL_VERSION} has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its "
-            "group splits, and GRPOTrainer draws a fixed num_generations. Fix: ask for method='grpo' with a larger "
+            f"group splits, and GRPOTrainer draws a fixed num_generations. Fix: ask for method='{M.GRPO}' with a larger "
             "group (knobs={'group_size': 16}), or run ReinforceAda in your own sampler.")
 
 
@@ -83,7 +83,7 @@ def _grouped(plan: Plan, group_size: int, label: str) -> None:
     plan.honored["group_size"] = "num_generations"
     plan.notes.append(
         "loss_type 'dapo' divides the summed token losses by the active tokens of the whole accumulated batch: the "
-        "project's GRPO normalization (TRL's 'grpo' loss_type is a per-sequence mean and weighs short replies more)."
+        "project's GRPO normalization (TRL's loss_type of GRPO's name is a per-sequence mean and weighs short replies more)."
     )
     plan.notes.append(
         "beta 0.0: the project's GRPO has no KL term, so no reference model is loaded. num_iterations 1 with one "

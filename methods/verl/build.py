@@ -25,7 +25,6 @@ from pick_a_method.methods.config_result import (
     override_pairs,
     placeholder,
     resolve_method,
-    set_dotted,
     to_yaml,
     yaml_scalar,
 )
@@ -39,7 +38,9 @@ from pick_a_method.methods.verl.plan import (
     VERL_VERSION,
     method_plan,
 )
+from pick_a_method.common.dotted import set_path
 from pick_a_method.common.next_step import NextStep
+from pick_a_method.common.trainers import BATCH, STEPS
 
 # Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
 MICRO_BATCH_PER_GPU = 4
@@ -62,8 +63,8 @@ def verl_config(
     gpus: int = 8,
     nodes: int = 1,
     teacher_gpus: int = 2,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     overrides: Any = None,
     overwrite: bool = False,
@@ -154,7 +155,7 @@ def verl_config(
     overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
     nested: dict[str, Any] = {}
     for k, v in keys.items():
-        set_dotted(nested, k, v)
+        set_path(nested, k, v)
     document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
     header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
               f"verl {VERL_VERSION}.\n# Launch: {ENTRY} --config-path <this folder> --config-name <this file's name>\n")

@@ -64,14 +64,14 @@ def _no_estimator(m: MethodInfo) -> str:
     return (f"verl {VERL_VERSION}'s main_ppo has no advantage estimator or policy loss for {_NO_ESTIMATOR[m]}; writing "
             "the nearest one (grpo, reinforce_plus_plus_baseline, gae) under its name would train a different method. "
             f"Fix: register {m.name}'s rule as a verl advantage estimator (@register_adv_est) or policy loss in your "
-            f"fork, using methods.make_method({m.name!r}).update(batch) as the reference, or ask for method='grpo' (a "
+            f"fork, using methods.make_method({m.name!r}).update(batch) as the reference, or ask for method='{M.GRPO}' (a "
             "different method).")
 
 
 @PLANS.refuses(M.OPSD)
 def _opsd(m: MethodInfo) -> str:
     return (f"verl {VERL_VERSION} has no self-distillation: its distillation block scores with a separate teacher "
-            "model. Fix: use OPSD.update in your own loop, or prime_rl_config(method='opsd').")
+            f"model. Fix: use OPSD.update in your own loop, or prime_rl_config(method='{m}').")
 
 
 @PLANS.refuses(M.SFT, M.DPO)
@@ -84,14 +84,14 @@ def _supervised(m: MethodInfo) -> str:
 @PLANS.refuses(M.GROUPWISE_GRADING)
 def _groupwise(m: MethodInfo) -> str:
     return ("verl scores each response on its own (a reward function per sample); GroupwiseGrading reshapes rewards "
-            "inside each group. Fix: trl_config(method='groupwise_grading') (TRL's reward functions see whole "
+            f"inside each group. Fix: trl_config(method='{m}') (TRL's reward functions see whole "
             "groups), or a custom verl reward manager that calls GroupwiseGrading.shape per group.")
 
 
 @PLANS.refuses(M.REINFORCE_ADA)
 def _reinforce_ada(m: MethodInfo) -> str:
     return (f"verl {VERL_VERSION}'s main_ppo draws a fixed rollout.n per prompt; ReinforceAda samples until a group "
-            "splits. Fix: method='grpo' with a larger group (knobs={'group_size': 16}), or the authors' verl code "
+            f"splits. Fix: method='{M.GRPO}' with a larger group (knobs={{'group_size': 16}}), or the authors' verl code "
             "(RLHFlow/Reinforce-Ada).")
 
 
@@ -149,7 +149,7 @@ def _async(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> float:
         if inner.info is M.OPD:
             raise ValueError(
                 "verl_config writes async grpo only; OPD in verl samples on-policy from the student. Fix: "
-                "method='opd' without Async, or prime_rl_config for async OPD."
+                f"method='{M.OPD}' without Async, or prime_rl_config for async OPD."
             )
         PLANS.refuse(inner.info)
     if obj.correction == "ipo":
@@ -200,7 +200,7 @@ def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpu
     if obj.divergence == "jsd":
         raise ValueError(
             f"verl {VERL_VERSION}'s distillation losses are reverse-KL estimators (k1, k3, ...) on the sampled token and "
-            "forward_kl_topk; it has no JSD. Fix: divergence='reverse_kl' or 'forward_kl', or trl_config(method='opd') "
+            f"forward_kl_topk; it has no JSD. Fix: divergence='reverse_kl' or 'forward_kl', or trl_config(method='{M.OPD}') "
             "(TRL's DistillationTrainer has the JSD)."
         )
     reverse = obj.divergence == "reverse_kl"
