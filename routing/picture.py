@@ -161,7 +161,7 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
         curve = {p.k: SplitPoint(k=p.k, share=p.split_share, ci95=p.ci95) for p in b.rollouts.per_k}
     for kk, share in b.predicted_split_share.items():  # the rows' own k, where it is not a candidate
         curve.setdefault(int(kk), SplitPoint(k=int(kk), share=share, ci95=b.predicted_split_ci95.get(kk)))
-    return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_tasks, n_all_fail=b.n_all_fail,
+    return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_groups, n_all_fail=b.n_all_fail,
                      n_split=b.n_split, split_definition=b.split_definition, n_all_pass=b.n_all_pass, k=b.k,
                      uneven=uneven,
                      # the curve predicts pass/fail splits: the measured point is one only by that definition

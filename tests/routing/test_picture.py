@@ -34,7 +34,7 @@ def test_the_bars_are_the_tables_and_the_verdicts_counts(name, route, advised):
     assert (counts(b.bars, "all_fail"), counts(b.bars, "split"), counts(b.bars, "all_pass")) == table_counts(rows)
     assert (counts(b.bars, "all_fail"), counts(b.bars, "split"), counts(b.bars, "all_pass")) == (
         band.n_all_fail, band.n_split, band.n_all_pass)
-    assert sum(bar.count for bar in b.bars) == band.n_tasks == b.n_groups
+    assert sum(bar.count for bar in b.bars) == band.n_groups == b.n_groups == band.n_tasks  # one sampler: a group a task
     assert [bar.kind for bar in b.bars][0] == "all_fail" and b.bars[-1].kind == "all_pass"
     # k rollouts each: one bar per j/k, empty ones too, in order
     assert [bar.label for bar in b.bars] == ["0"] + [f"{j}/{band.k}" for j in range(1, band.k)] + ["1"]
@@ -44,7 +44,7 @@ def test_the_bars_are_the_tables_and_the_verdicts_counts(name, route, advised):
     if advised:
         assert advised == verdict.rollouts.group_size
     assert route in p.title and f"Route: {route}" in p.caption
-    assert f"{band.n_split} of {band.n_tasks} tasks split" in p.caption
+    assert f"{band.n_split} of {band.n_groups} tasks split" in p.caption
 
 
 def test_the_band_verdict_is_drawn_as_it_is():
