@@ -37,6 +37,10 @@ KIND_NAMES = {"all_fail": "all fail", "split": "split", "all_pass": "all pass", 
               "tie": "tie", "teacher_ahead": "teacher ahead"}  # as the sketch and the figure label the bars
 # Under this predicted share at every k, nothing splits however many rollouts a task gets: said, not drawn as a curve.
 FLAT_SHARE = 0.005
+# What the curve predicts, in the words the caption, the sketch and the figure use: each task's rate is drawn from
+# its posterior under the prior fitted to these rates, so at the rows' own k the prediction is a fresh draw's
+# expectation and can differ from the share this draw measured.
+PREDICTED_FOR = "a fresh draw of k rollouts per task"
 
 
 class Bar(BaseModel):
@@ -65,7 +69,8 @@ class BandPanel(BaseModel):
     k: int = Field(description="The rows' rollouts per task (the smallest group of two or more).")
     uneven: bool = Field(description="Groups differ in size, so rates are binned rather than exact j/k.")
     measured_split_share: float | None
-    curve: list[SplitPoint] = Field(description="Predicted split share against k (empty when no prior was fitted).")
+    curve: list[SplitPoint] = Field(description=f"Predicted split share against k, for {PREDICTED_FOR} (empty when "
+                                                f"no prior was fitted); at k it can differ from measured_split_share.")
     advised_k: int | None = Field(description="The group size the verdict sizes the batch for (grouped routes only).")
     best_k: int | None = Field(description="The k with the most groups with signal per rollout.")
 
@@ -73,6 +78,17 @@ class BandPanel(BaseModel):
     def flat(self) -> bool:
         """A curve under FLAT_SHARE at every k: more rollouts per task do not make these tasks split."""
         return bool(self.curve) and max(p.share for p in self.curve) < FLAT_SHARE
+
+    @property
+    def measured_at_k(self) -> float | None:
+        """The measured split share where it is a share at the curve's point k (every group has k rollouts and the
+        split is pass/fail): there the picture shows the measurement, the prediction beside it."""
+        if self.measured_split_share is None or self.uneven or self.k < 2 or not self.curve or self.flat:
+            return None
+        return self.measured_split_share if any(p.k == self.k for p in self.curve) else None
+
+    def predicted(self, k: int) -> float | None:
+        return next((p.share for p in self.curve if p.k == k), None)
 
 
 class PairedPanel(BaseModel):
@@ -217,6 +233,11 @@ def _band_caption(p: BandPanel) -> str:
         text += f" Advised k={p.advised_k}: {at[p.advised_k]:.0%} predicted to split."
     elif p.flat:
         text += " No k makes them split."
+    if p.measured_at_k is not None:
+        now = at[p.k]
+        text += f" The curve predicts {PREDICTED_FOR}"
+        text += (f": {now:.0%} at k={p.k}, where these rows measured {p.measured_at_k:.0%}."
+                 if round(100 * now) != round(100 * p.measured_at_k) else ".")
     return text
 
 

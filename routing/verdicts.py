@@ -158,8 +158,10 @@ class Band(Verdict):
     k: int
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
-        description="k -> predicted share of groups that split at k, each task under its posterior from a "
-                    "beta-binomial prior, with point masses where rollouts.prior_model says (pass/fail at pass_threshold).")
+        description="k -> predicted share of groups that split in a fresh draw of k rollouts per task, each task "
+                    "under its posterior from a beta-binomial prior, with point masses where rollouts.prior_model says "
+                    "(pass/fail at pass_threshold). At the rows' own k it can differ from split_share, which this "
+                    "draw measured.")
     predicted_split_ci95: dict[str, Interval | None] = Field(
         default_factory=dict, description="k -> 95% task-bootstrap interval on predicted_split_share.")
     few_split: bool = Field(description="Fewer split groups than a grouped method needs (see the summary).")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pick_a_method.routing.picture import KIND_NAMES
+from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 
 from .extras import MissingExtra, plot_install
 
@@ -122,10 +122,11 @@ def _curve(ax: Any, picture: Any) -> None:
     if with_ci:
         ax.fill_between([p.k for p in with_ci], [100 * p.ci95[0] for p in with_ci], [100 * p.ci95[1] for p in with_ci],
                         color=COLOURS["split"], alpha=0.15, linewidth=0, label="95% interval")
-    ax.plot(ks, share, "-o", color=COLOURS["split"], markersize=4, label="predicted")
+    ax.plot(ks, share, "-o", color=COLOURS["split"], markersize=4, label=f"predicted for {PREDICTED_FOR}")
     if b.measured_split_share is not None and b.k >= 2:
+        also = f" (predicted {b.predicted(b.k):.0%})" if b.measured_at_k is not None else ""
         ax.plot([b.k], [100 * b.measured_split_share], "D", color="black", markersize=6,
-                label=f"measured at k={b.k}: {b.measured_split_share:.0%}")
+                label=f"measured at k={b.k}: {b.measured_split_share:.0%}{also}")
     at = {p.k: p.share for p in b.curve}
     if b.flat:  # a floor or a saturated set: the flat line says it, and so does a word
         ax.text(0.5, 0.5, "0% predicted at every k:\nmore rollouts per task\ndo not make these tasks split",
@@ -138,7 +139,7 @@ def _curve(ax: Any, picture: Any) -> None:
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.minorticks_off()
     ax.set_ylim(0, 100)
-    ax.set_title("Split share against k (predicted)", fontsize=11)
+    ax.set_title("Split share against k", fontsize=11)
     ax.set_xlabel("k: rollouts per task")
     ax.set_ylabel(f"% of {b.unit} with a pass and a fail")
     ax.legend(loc="upper left", fontsize=8, frameon=False)

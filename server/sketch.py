@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from pick_a_method.routing.picture import KIND_NAMES
+from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
@@ -42,13 +42,18 @@ def sketch(picture: Any, colour: bool = False) -> str:
             lines.append(f"split share against k: 0% predicted at every k from {b.curve[0].k} to {b.curve[-1].k} "
                          f"(more rollouts per task do not make these tasks split)")
         elif b.curve:
+            # at the rows' own k the row shows what was measured, the prediction beside it (they differ: the
+            # prediction is a fresh draw's)
+            here = b.measured_at_k
             measured = (f"; measured {b.measured_split_share:.0%} at k={b.k}"
-                        if b.measured_split_share is not None else "")
-            lines.append(f"split share against k (predicted{measured}):")
+                        if b.measured_split_share is not None and here is None else "")
+            lines.append(f"split share against k (predicted for {PREDICTED_FOR}{measured}):")
             for point in b.curve:
                 marks = [m for m, on in (("advised", point.k == b.advised_k), ("now", point.k == b.k)) if on]
-                bar = block(point.share, 1.0)
-                lines.append(f"  k={point.k:<4} {bar:<{WIDTH + 1}}{point.share:4.0%}"
+                mine = here is not None and point.k == b.k
+                share = here if mine else point.share
+                said = f" measured ({point.share:.0%} predicted)" if mine else ""
+                lines.append(f"  k={point.k:<4} {block(share, 1.0):<{WIDTH + 1}}{share:4.0%}{said}"
                              + (f"  <- {', '.join(marks)}" if marks else ""))
     p = picture.paired
     if p is not None:

@@ -166,3 +166,18 @@ def test_one_rollout_a_task_draws_no_split_bar():
     rows = [{"task_id": f"t{t}", "reward": float(t % 3 == 0)} for t in range(30)]
     p = picture(rows, routing.band(rows))
     assert [(b.kind, b.count) for b in p.band.bars] == [("all_fail", 20), ("all_pass", 10)]
+
+
+def test_where_the_rows_measured_a_split_share_the_picture_shows_it_and_says_what_the_curve_predicts():
+    from pathlib import Path
+
+    rows = routing.read_rows(Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools" / "verl" / "0.9.1"
+                             / "1.jsonl")  # 10 tasks x 4: 6 split, and the prior predicts 70% for a fresh draw
+    b = routing.band(rows)
+    p = picture(rows, b).band
+    assert b.split_share == p.measured_at_k == 0.6
+    assert round(p.predicted(4), 2) == round(b.predicted_split_share["4"], 2) == 0.70  # not the measurement
+    caption = picture(rows, b).caption
+    assert "a fresh draw of k rollouts per task: 70% at k=4, where these rows measured 60%" in caption
+    # uneven groups: the measured share is not a share at one k, and is not put on the curve
+    assert picture(rows.subset(np.arange(len(rows)) != 0), None).band.measured_at_k is None

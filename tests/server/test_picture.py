@@ -16,7 +16,7 @@ from PIL import Image
 from rowkit import EXAMPLES, MODEL
 from pick_a_method import routing
 from pick_a_method.routing.picture import picture
-from pick_a_method.server import cli
+from pick_a_method.server import cli, plot
 from pick_a_method.server.app import create_server
 from pick_a_method.server.sketch import sketch, wants_colour
 
@@ -195,3 +195,27 @@ def test_a_fault_in_the_sketch_never_costs_the_verdict(capsys, monkeypatch):
     assert cli.main(["band", MIXED]) == 0
     out = capsys.readouterr().out
     assert out.startswith("mixed:") and "(no picture: ValueError: a case the picture does not handle)" in out
+
+
+def test_the_sketch_shows_the_measured_share_at_the_rows_own_k_and_the_prediction_beside_it():
+    rows = routing.read_rows(MIXED)  # 80 tasks x 8: 71% split, the prior predicts 74% for a fresh draw at k=8
+    lines = sketch(picture(rows, routing.route(rows, MODEL), model=MODEL)).splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("split share against k"))
+    assert lines[head] == "split share against k (predicted for a fresh draw of k rollouts per task):"
+    now = next(line for line in lines if "<- advised, now" in line)
+    assert now.split()[0] == "k=8" and "71% measured (74% predicted)" in now
+    assert sum("71%" in line for line in lines) == 1 and not any("74%  <-" in line for line in lines)
+
+
+def test_the_figure_labels_the_measurement_and_what_the_curve_is_for(monkeypatch):
+    from matplotlib.figure import Figure
+
+    drawn = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (drawn.append(self), real(self, *a, **k))[1])
+    rows = routing.read_rows(MIXED)
+    plot.draw(picture(rows, routing.band(rows)))
+    curve = drawn[0].axes[1]
+    labels = [t.get_text() for t in curve.get_legend().get_texts()]
+    assert "predicted for a fresh draw of k rollouts per task" in labels
+    assert "measured at k=8: 71% (predicted 74%)" in labels
