@@ -18,7 +18,7 @@ from . import defaults as D
 from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
-from .questions import band, groups, plural
+from .questions import band, groups, plural, unit
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
@@ -58,7 +58,8 @@ class SplitPoint(BaseModel):
 
 
 class BandPanel(BaseModel):
-    unit: Literal["tasks", "groups"] = Field(description="groups when rows of several samplers/arms are kept apart.")
+    unit: Literal["tasks", "groups"] = Field(description="groups where a task's rollouts of several samplers/arms are "
+                                                         "kept apart.")
     bars: list[Bar] = Field(description="Per-task pass rates, lowest first; the counts are the band's.")
     n_groups: int
     n_all_fail: int
@@ -177,7 +178,7 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
         curve = {p.k: SplitPoint(k=p.k, share=p.split_share, ci95=p.ci95) for p in b.rollouts.per_k}
     for kk, share in b.predicted_split_share.items():  # the rows' own k, where it is not a candidate
         curve.setdefault(int(kk), SplitPoint(k=int(kk), share=share, ci95=b.predicted_split_ci95.get(kk)))
-    return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_groups, n_all_fail=b.n_all_fail,
+    return BandPanel(unit=f"{unit(g)}s", bars=bars, n_groups=b.n_groups, n_all_fail=b.n_all_fail,
                      n_split=b.n_split, split_definition=b.split_definition, n_all_pass=b.n_all_pass, k=b.k,
                      uneven=uneven,
                      # the curve predicts pass/fail splits: the measured point is one only by that definition

@@ -54,15 +54,14 @@ def plural(n: int, word: str) -> str:
 
 
 def unit(g: Table) -> str:
-    """What one entry of the table is called in a count: a task where the rows have one sampler and arm (a group is
-    then a task), else a group (one task's rollouts from one sampler in one arm), so no count of groups reads as
-    tasks."""
-    return "group" if g.several else "task"
+    """What one entry of the table is called in a count: a group (one task's rollouts from one sampler in one arm)
+    where some task has several (samplers, arms), else a task, so no count of groups reads as tasks."""
+    return "group" if len(g) != g.n_tasks else "task"
 
 
 def _groups_of(g: Table) -> str:
-    """'50 tasks', or '100 groups (50 tasks)' where the rows have several samplers or arms."""
-    return f"{plural(len(g), 'group')} ({plural(g.n_tasks, 'task')})" if g.several else plural(len(g), "task")
+    """'50 tasks', or '100 groups (50 tasks)' where a task has several groups."""
+    return f"{plural(len(g), 'group')} ({plural(g.n_tasks, 'task')})" if unit(g) == "group" else plural(len(g), "task")
 
 
 def single_warning(n_single: int, word: str = "task") -> str:
@@ -337,7 +336,7 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
         predicted_ci = {str(kk): (round(fit["by_k"][kk].ci95[0], 4), round(fit["by_k"][kk].ci95[1], 4))
                         if fit["by_k"][kk].ci95 else None for kk in shown}
     w = unit(g)  # what the counts below count: tasks, or groups where a task has several (samplers, arms)
-    grouped = "groups" if g.several else "grouped tasks"
+    grouped = "groups" if w == "group" else "grouped tasks"
     if g.n_nonbinary:
         warnings.append(f"rewards are not all 0/1: a group has signal when its rewards differ ({n_split} of "
                         f"{int(multi.sum())} {grouped}); the predicted split share reads pass/fail at reward >= "
@@ -353,7 +352,7 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
     else:
         verdict = "mixed"
         share = f"{split_share:.0%}" if split_share is not None else "n/a"
-        per = f"; {plural(g.n_tasks, 'task')}, each grouped per sampler and arm" if g.several else ""
+        per = f"; {plural(g.n_tasks, 'task')}, each grouped per sampler and arm" if w == "group" else ""
         summary = (f"Mixed: {n_split} of {int(multi.sum())} {grouped} split ({share}{per}); {n_fail} always fail, "
                    f"{n_pass} always pass.")
     if verdict != "mixed" and g.n_nonbinary and n_split:

@@ -18,7 +18,8 @@ from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
 from .forecast import advice_prior, cost_estimate, table_moments
 from pick_a_method.common.identity import model_params_b
-from .questions import band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes
+from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes,
+                        unit)
 from .rows import display_name
 from .table import table_of
 from .verdicts import NextStep
@@ -105,9 +106,9 @@ def rollouts_step(a: Asked) -> Decision | None:
 
 
 def _groups(a: Asked, n_groups: int) -> dict[str, int]:
-    """The evidence's count of groups, where it differs from the count of tasks (several samplers or arms): split,
-    fail and pass counts are of groups."""
-    return {"n_groups": n_groups} if a.g.several else {}
+    """The evidence's count of groups, where it differs from the count of tasks (a task sampled by several samplers
+    or in several arms): split, fail and pass counts are of groups."""
+    return {"n_groups": n_groups} if unit(a.g) == "group" else {}
 
 
 def band_step(a: Asked) -> Decision | None:
@@ -147,7 +148,7 @@ def band_step(a: Asked) -> Decision | None:
     if b.few_split:
         more = (f"sample {b.rollouts.suggested_group_size} per task" if b.rollouts and b.rollouts.suggested_group_size
                 else "add tasks in the band (more rollouts per task do not reach it)")
-        split = "groups" if a.g.several else "tasks"
+        split = f"{unit(a.g)}s"
         a.warn(f"only {b.n_split} split {split}: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
                f"ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
     return None

@@ -69,3 +69,9 @@ def test_the_picture_counts_the_groups_the_band_counts():
     p = picture(rows, routing.band(rows))
     assert p.band.unit == "groups" and p.band.n_groups == sum(bar.count for bar in p.band.bars) == 20
     assert "12 of 20 groups split" in p.caption
+
+
+def test_several_samplers_that_each_cover_other_tasks_still_count_tasks():
+    rows = read_rows(ROOT / "examples" / "async_sampler.jsonl")  # checkpoints, one group a task
+    b = routing.band(rows)
+    assert b.n_groups == b.n_tasks and "grouped tasks split" in b.summary and "groups split" not in b.summary
