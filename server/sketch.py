@@ -11,7 +11,7 @@ from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
 COLOURS = {"all_fail": "31", "student_ahead": "31", "split": "32", "teacher_ahead": "32", "all_pass": "34",
-           "tie": "90"}
+           "tie": "90", "cut_passed": "31", "cut_failed": "90", "whole_passed": "34", "whole_failed": "90"}
 
 
 def wants_colour(stream: TextIO) -> bool:
@@ -55,6 +55,10 @@ def sketch(picture: Any, colour: bool = False) -> str:
                 said = f" measured ({point.share:.0%} predicted)" if mine else ""
                 lines.append(f"  k={point.k:<4} {block(share, 1.0):<{WIDTH + 1}}{share:4.0%}{said}"
                              + (f"  <- {', '.join(marks)}" if marks else ""))
+    c = picture.cut_off
+    if c is not None:
+        lines.append("graded rollouts, cut off at the token cap or not (truncation decides the pass rates):")
+        lines += _bars(c.bars, paint)
     p = picture.paired
     if p is not None:
         lines.append(f"teacher minus student per shared task ({p.n_shared} tasks; mean {p.mean_diff:+.3f}"
@@ -65,11 +69,12 @@ def sketch(picture: Any, colour: bool = False) -> str:
 
 def _bars(bars: list[Any], paint: Any) -> list[str]:
     top = max((bar.count for bar in bars), default=0)
-    label = max((len(bar.label) for bar in bars), default=1)
+    label = max((len(bar.label) for bar in bars), default=0)
     name = max((len(KIND_NAMES[bar.kind]) for bar in bars), default=1)
     out = []
     for bar in bars:
         drawn = block(bar.count, top)
-        out.append(f"  {bar.label:>{label}}  {KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
+        shown = f"{bar.label:>{label}}  " if label else ""  # the cut-off bars have only their names
+        out.append(f"  {shown}{KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
                    f"{' ' * (WIDTH + 1 - len(drawn))}{bar.count}")
     return out
