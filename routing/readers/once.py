@@ -40,6 +40,7 @@ def distinct(files: Sequence[File], args: ReadArgs) -> tuple[list[File], list[st
         size = p.stat().st_size
         sizes[size] = sizes.get(size, 0) + 1
     digests: dict[str, Path] = {}
+    named = sum(fmt.rollouts is not None for _, _, fmt in files) > 1  # one such file has nothing to be the same as
     for p, probe, fmt in files:
         st = p.stat()
         inode = (st.st_dev, st.st_ino)
@@ -48,12 +49,12 @@ def distinct(files: Sequence[File], args: ReadArgs) -> tuple[list[File], list[st
             notes.append(f"skipped {p}: named twice" if first == p else f"skipped {p}: the same file as {first}")
             continue
         inodes[inode] = p
-        own = fmt.rollouts(p, probe, args) if fmt.rollouts else None
+        own = fmt.rollouts(p, probe, args) if named and fmt.rollouts else None
         if own is not None:
             same = _same_run(p, own, runs, args)
             if same is not None:
-                notes.append(f"skipped {p}: the same {len(own.keys)} rollouts as {same} ({own.run}; one log in "
-                             f"two forms), read once")
+                notes.append(f"skipped {p}: the same {len(own.keys)} rollouts as {same} ({own.run}: one log, in "
+                             f"another form or a copy), read once")
                 continue
             runs.append((p, own))
         elif sizes[st.st_size] > 1:
