@@ -22,7 +22,8 @@ from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
 from .forecast import advice_prior, cost_estimate, table_moments
-from .questions import band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes
+from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes,
+                        unit)
 from .rows import display_name
 from .table import table_of
 from .verdicts import NextStep
@@ -90,7 +91,8 @@ def rollouts_step(a: Asked) -> Decision | None:
     rp = rollouts_per_task(a.rows, pass_threshold=a.o.pass_threshold)
     decided = rp.verdict in ("single", "mostly_single")
     a.ask(2, "rollouts_per_task", f"k={rp.k}", decided, {"k": rp.k, "k_max": rp.k_max, "k_median": rp.k_median,
-                                                          "n_single": rp.n_single, "n_tasks": rp.n_tasks})
+                                                          "n_single": rp.n_single, "n_tasks": rp.n_tasks,
+                                                          **_groups(a, rp.n_groups)})
     a.warn(*rp.warnings)
     if not decided:
         return None
@@ -107,12 +109,19 @@ def rollouts_step(a: Asked) -> Decision | None:
                                                             "baseline." + NO_BATCH))])
 
 
+def _groups(a: Asked, n_groups: int) -> dict[str, int]:
+    """The evidence's count of groups, where it differs from the count of tasks (a task sampled by several samplers
+    or in several arms): split, fail and pass counts are of groups."""
+    return {"n_groups": n_groups} if unit(a.g) == "group" else {}
+
+
 def band_step(a: Asked) -> Decision | None:
     """3. Which band? A floor needs a demonstration, a saturated set a ranking; a mixed one goes on."""
     b = a.found["band"] = band(a.rows, pass_threshold=a.o.pass_threshold)
     decided = b.verdict in ("floor", "saturated")
     a.ask(3, "band", b.verdict, decided, {"split_share": b.split_share, "n_split": b.n_split, "n_all_fail": b.n_all_fail,
-                                          "n_all_pass": b.n_all_pass, "n_tasks": b.n_tasks, "pass_at_1": b.pass_at_1,
+                                          "n_all_pass": b.n_all_pass, "n_tasks": b.n_tasks, **_groups(a, b.n_groups),
+                                          "pass_at_1": b.pass_at_1,
                                           "predicted_split_share": b.predicted_split_share})
     a.warn(*b.warnings)
     op = a.on_policy
@@ -143,7 +152,8 @@ def band_step(a: Asked) -> Decision | None:
     if b.few_split:
         more = (f"sample {b.rollouts.suggested_group_size} per task" if b.rollouts and b.rollouts.suggested_group_size
                 else "add tasks in the band (more rollouts per task do not reach it)")
-        a.warn(f"only {b.n_split} split tasks: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
+        split = f"{unit(a.g)}s"
+        a.warn(f"only {b.n_split} split {split}: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
                f"ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
     return None
 
