@@ -1,0 +1,205 @@
+"""The numbers behind `after`: each arm's per-task numbers on one task list, paired differences with the project's
+interval (stats.paired_intervals), Holm's step-down over guards, flips, and the size that would decide.
+
+Everything here takes arrays with one row per eval (the simulations judge thousands at once) or one eval (`after`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import defaults as D
+from .rows import GradedRows
+from .stats import paired_intervals, rollouts_worth, task_ci, tasks_needed, z_power
+from .table import table_of
+
+
+@dataclass(frozen=True)
+class ArmNumbers:
+    """One arm on the compared tasks (one entry per task, in the compared order)."""
+
+    rates: np.ndarray  # mean pass rate over the task's graded groups
+    worth: np.ndarray  # rollouts that mean is worth: g^2 / sum(1/n) over its g groups (Table.task_worth)
+    var_mean: np.ndarray  # unbiased sampling variance of that mean, sum(s_j^2 / n_j) / g^2; NaN below 2 rollouts
+    cut: np.ndarray  # share of the task's rows cut off at the token cap, among rows that say; NaN where none say
+    tokens: np.ndarray  # mean completion tokens of the task's rows that state them; NaN where none do
+    k: int  # the smallest graded group
+
+    @property
+    def n(self) -> int:
+        return len(self.rates)
+
+    def pass_at_1(self) -> tuple[float | None, tuple[float, float] | None]:
+        if not self.n:
+            return None, None
+        return float(self.rates.mean()), task_ci(self.rates, rollouts=self.worth)
+
+
+def positions(names: list[str], tasks: list[str]) -> np.ndarray:
+    """For each of the rows' task names, its column in `tasks`, or -1."""
+    index = {name: i for i, name in enumerate(tasks)}
+    return np.array([index.get(name, -1) for name in names], dtype=np.int64)
+
+
+def graded_tasks(rows: GradedRows, pass_threshold: float) -> list[str]:
+    """The tasks with at least one graded rollout, in first-seen order."""
+    t = table_of(rows, pass_threshold).graded()
+    return [rows.task_names[i] for i in np.unique(t.task).tolist()]
+
+
+def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float) -> ArmNumbers:
+    """The arm's numbers on `tasks` (every one must have a graded group: the caller compares shared tasks)."""
+    m = len(tasks)
+    where = positions(rows.task_names, tasks)
+    t = table_of(rows, pass_threshold).graded()
+    col = where[t.task]
+    keep = col >= 0
+    col, n, c = col[keep], t.n[keep].astype(np.float64), t.c[keep].astype(np.float64)
+    per = lambda w: np.bincount(col, weights=w, minlength=m)  # noqa: E731
+    groups = np.bincount(col, minlength=m).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = per(c / n) / groups
+        worth = groups * groups / per(1.0 / n)
+        s2 = np.where(n > 1, c * (n - c) / (n * (n - 1)), np.nan)  # unbiased variance of one rollout's pass
+        var_mean = per(s2 / n) / (groups * groups)
+        row_col = where[rows.task]
+        said = (row_col >= 0) & rows.stated
+        cut = (np.bincount(row_col[said], weights=rows.truncated[said], minlength=m)
+               / np.bincount(row_col[said], minlength=m))
+        tokens = np.full(m, np.nan)
+        if rows.tokens is not None:
+            stated = (row_col >= 0) & ~np.isnan(rows.tokens)
+            tokens = (np.bincount(row_col[stated], weights=rows.tokens[stated], minlength=m)
+                      / np.bincount(row_col[stated], minlength=m))
+    return ArmNumbers(rates=rates, worth=worth, var_mean=var_mean, cut=cut, tokens=tokens,
+                      k=int(n.min()) if len(n) else 0)
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A paired difference (upper - lower) per eval: its mean and interval (NaN where there is none)."""
+
+    mean: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def one(self) -> tuple[float, tuple[float, float] | None]:
+        lo, hi = float(self.lo[0]), float(self.hi[0])
+        return float(self.mean[0]), None if math.isnan(lo) else (lo, hi)
+
+
+def paired_diff(upper: np.ndarray, lower: np.ndarray, *, worth_upper: np.ndarray | float = np.inf,
+                worth_lower: np.ndarray | float = np.inf, level: float = D.CI_LEVEL) -> Diff:
+    """mean(upper - lower) over paired tasks (rows: evals, columns: tasks) with the MOVER interval, each arm capped
+    at what its rollouts are worth (`worth_*`: per eval, stats.rollouts_worth); no interval under MIN_CI_TASKS."""
+    upper, lower = np.atleast_2d(upper), np.atleast_2d(lower)
+    mean = (upper - lower).mean(axis=1) if upper.shape[1] else np.full(len(upper), np.nan)
+    if upper.shape[1] < D.MIN_CI_TASKS:
+        nan = np.full(len(upper), np.nan)
+        return Diff(mean, nan, nan)
+    lo, hi = paired_intervals(upper, lower, n_max_a=worth_upper, n_max_b=worth_lower, level=level)
+    return Diff(mean, lo, hi)
+
+
+def compare(upper: ArmNumbers, lower: ArmNumbers, level: float = D.CI_LEVEL) -> Diff:
+    """`paired_diff` of two arms on the same tasks, each capped at its rollouts (as teacher_clears' paired is)."""
+    return paired_diff(upper.rates, lower.rates, worth_upper=rollouts_worth(upper.n, upper.worth),
+                       worth_lower=rollouts_worth(lower.n, lower.worth), level=level)
+
+
+def holm_regressed(pairs: list[tuple[ArmNumbers, ArmNumbers]], alpha: float = 1 - D.CI_LEVEL
+                   ) -> tuple[list[bool], list[float], list[Diff]]:
+    """Holm's step-down over the guards' two-sided tests, on intervals: with m guards still standing, each whose
+    interval at level 1 - alpha/m excludes 0 is rejected; repeat with the rest until none is (the same rejections
+    as Holm on p-values, since a wider level nests the narrower one). Per guard (after, before): whether it
+    regressed (rejected, interval below 0), the level it was last tested at, and that interval."""
+    m = len(pairs)
+    standing = list(range(m))
+    level = [1 - alpha / m] * m if m else []
+    at: list[Diff | None] = [None] * m
+    rejected = [False] * m
+    while standing:
+        lv = 1 - alpha / len(standing)
+        out = []
+        for i in standing:
+            at[i], level[i] = compare(*pairs[i], level=lv), lv
+            if at[i].lo[0] > 0 or at[i].hi[0] < 0:
+                rejected[i] = True
+                out.append(i)
+        if not out:
+            break
+        standing = [i for i in standing if i not in out]
+    return ([bool(rejected[i] and at[i].hi[0] < 0) for i in range(m)], level, at)  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class FlipCounts:
+    fail_to_pass: np.ndarray  # indices of tasks under FLIP_AT before and over it after
+    pass_to_fail: np.ndarray
+    up: int
+    down: int
+    same: int
+
+
+def flips(before: np.ndarray, after: np.ndarray) -> FlipCounts:
+    """Tasks whose majority outcome changed (McNemar's discordant pairs at one rollout), and how many moved."""
+    f = D.FLIP_AT
+    return FlipCounts(fail_to_pass=np.flatnonzero((before < f) & (after > f)),
+                      pass_to_fail=np.flatnonzero((before > f) & (after < f)),
+                      up=int((after > before).sum()), down=int((after < before).sum()),
+                      same=int((after == before).sum()))
+
+
+@dataclass(frozen=True)
+class Size:
+    task_std: float  # one task's paired-difference sd used (measured, or the binomial model's)
+    sd_source: str  # "rows" or "model"
+    detectable: float  # the smallest gain the compared tasks detect at HOLDOUT_POWER / HOLDOUT_ALPHA
+    n_tasks: int  # held-out tasks at the rows' k that detect the registered effect
+    k_needed: int | None  # rollouts per task on the tasks in hand that would, or None (more tasks needed)
+    k_why: str | None
+
+
+def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float) -> Size:
+    """What decides: the paired sd of the compared tasks (the binomial model at `base` where it is 0 or unmeasured),
+    the effect those tasks detect, the tasks that detect `effect`, and the rollouts per task that would on them."""
+    n = upper.n
+    d = upper.rates - lower.rates
+    zp = z_power(D.HOLDOUT_POWER, D.HOLDOUT_ALPHA)
+    k = max(min(upper.k, lower.k), 1)
+    sd = float(d.std(ddof=1)) if n >= D.MIN_CI_TASKS else 0.0
+    source = "rows"
+    if not sd > 0:
+        p = min(max(base, 0.0), 1.0)
+        p = p if 0 < p < 1 else D.HOLDOUT_BASE
+        q = min(p + effect, 1.0)
+        sd, source = math.sqrt((p * (1 - p) + q * (1 - q)) / k), "model"
+    detectable = zp * sd / math.sqrt(max(n, 1))
+    n_tasks = tasks_needed(sd, effect, D.HOLDOUT_POWER, D.HOLDOUT_ALPHA)
+    k_needed, why = rollouts_needed(upper, lower, effect, zp, sd, source)
+    return Size(task_std=sd, sd_source=source, detectable=detectable, n_tasks=n_tasks, k_needed=k_needed,
+                k_why=why)
+
+
+def rollouts_needed(upper: ArmNumbers, lower: ArmNumbers, effect: float, zp: float, sd: float,
+                    source: str) -> tuple[int | None, str | None]:
+    """Rollouts per task (both arms) on the tasks in hand that detect `effect`: Var d = omega^2 + sigma^2 / k, with
+    sigma^2 the two arms' per-rollout variance and omega^2 what the tasks' own spread leaves (Miller 2024 sec. 5).
+    None, with the reason, when the sampling part is unmeasured or the task part alone is too wide."""
+    n = upper.n
+    if source != "rows" or n < D.MIN_CI_TASKS:
+        return None, "too few tasks to split the spread"
+    within = upper.var_mean + lower.var_mean
+    if np.isnan(within).any():
+        return None, "one rollout a task: the sampling spread is unmeasured"
+    per_rollout = float((upper.var_mean * upper.worth + lower.var_mean * lower.worth).mean())
+    omega2 = max(sd * sd - float(within.mean()), 0.0)
+    room = n * effect * effect / (zp * zp) - omega2
+    if not per_rollout > 0:
+        return None, "no sampling spread: more rollouts change nothing"
+    if room <= 0:
+        return None, "the tasks' own spread alone is too wide: more rollouts cannot decide, more tasks can"
+    return max(1, math.ceil(per_rollout / room - 1e-9)), None
