@@ -169,12 +169,14 @@ def _guards(pairs: dict[str, tuple[GradedRows, GradedRows]], pass_threshold: flo
         tasks, _, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
         nb, na = arm_numbers(b, tasks, pass_threshold), arm_numbers(a, tasks, pass_threshold)
         nums.append((na, nb))
-    regressed, levels, at = holm_regressed(nums)
+    h = holm_regressed(nums)
     out = []
-    for (name, _), (na, nb), bad, level, diff in zip(pairs.items(), nums, regressed, levels, at):
+    for g, (name, (na, nb)) in enumerate(zip(pairs, nums)):
         d = _difference("after - before", compare(na, nb), na.n)
-        tested = diff.one()[1]
-        out.append(Guard(name=name, regressed=bad, tested_at=round(level, 6), tested_ci=tested, **d.model_dump()))
+        tested = (float(h.lo[g, 0]), float(h.hi[g, 0])) if not np.isnan(h.lo[g, 0]) else None
+        out.append(Guard(name=name, regressed=bool(h.regressed[g, 0]), tested_at=round(float(h.level[g, 0]), 6),
+                         tested_ci=tested, **d.model_dump()))
+    regressed = h.regressed[:, 0].tolist()
     return out, regressed
 
 
@@ -191,19 +193,20 @@ def _control(name: str, control: Control, gain: Diff, n: int) -> ControlComparis
 
 def _sizing(nums: dict[str, ArmNumbers], controls: dict[str, Control], gain: Diff, effect: float,
             verdict: str) -> Sizing:
-    """Size the primary; where it gains but a control comparison is undecided, size that one too, keep the wider."""
+    """Size the primary; where it gains but a control comparison is open, size those instead, and keep the widest."""
     base = float(nums["before"].rates.mean()) if nums["before"].n else D.HOLDOUT_BASE
-    todo = [("after - before", nums["after"], nums["before"])]
+    todo = [("after - before", nums["after"], nums["before"], gain, False)]
     if verdict == "underpowered" and gain.lo[0] > 0:
-        todo = [(f"after - {n}", nums["after"], nums[n]) for n, c in controls.items() if not c.beaten.lo[0] > 0]
+        todo = [(f"after - {n}", nums["after"], nums[n], c.beaten, True) for n, c in controls.items()
+                if not c.beaten.lo[0] > 0]
     best = None
-    for of, upper, lower in todo:
-        s = size(upper, lower, effect, base)
+    for of, upper, lower, diff, above_only in todo:
+        s = size(upper, lower, effect, base, diff, above_only=above_only)
         if best is None or s.n_tasks > best[1].n_tasks:
             best = (of, s, min(upper.k, lower.k))
     of, s, k = best  # type: ignore[misc]
     return Sizing(of=of, task_std=round(s.task_std, 4), sd_source=s.sd_source, detectable_effect=round(s.detectable, 4),
-                  n_tasks=s.n_tasks, k=k, k_needed=s.k_needed, k_why=s.k_why)
+                  n_tasks=s.n_tasks, basis=s.basis, k=k, k_needed=s.k_needed, k_why=s.k_why)
 
 
 def _cut_offs(before: ArmNumbers, after: ArmNumbers, gain: Diff) -> CutOffs:

@@ -7,6 +7,7 @@ Everything here takes arrays with one row per eval (the simulations judge thousa
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,29 +111,47 @@ def compare(upper: ArmNumbers, lower: ArmNumbers, level: float = D.CI_LEVEL) -> 
                        worth_lower=rollouts_worth(lower.n, lower.worth), level=level)
 
 
-def holm_regressed(pairs: list[tuple[ArmNumbers, ArmNumbers]], alpha: float = 1 - D.CI_LEVEL
-                   ) -> tuple[list[bool], list[float], list[Diff]]:
-    """Holm's step-down over the guards' two-sided tests, on intervals: with m guards still standing, each whose
-    interval at level 1 - alpha/m excludes 0 is rejected; repeat with the rest until none is (the same rejections
-    as Holm on p-values, since a wider level nests the narrower one). Per guard (after, before): whether it
-    regressed (rejected, interval below 0), the level it was last tested at, and that interval."""
-    m = len(pairs)
-    standing = list(range(m))
-    level = [1 - alpha / m] * m if m else []
-    at: list[Diff | None] = [None] * m
-    rejected = [False] * m
-    while standing:
-        lv = 1 - alpha / len(standing)
-        out = []
-        for i in standing:
-            at[i], level[i] = compare(*pairs[i], level=lv), lv
-            if at[i].lo[0] > 0 or at[i].hi[0] < 0:
-                rejected[i] = True
-                out.append(i)
-        if not out:
+@dataclass(frozen=True)
+class Holm:
+    """Holm's step-down over m guards (arrays [guard, eval])."""
+
+    regressed: np.ndarray  # rejected with the interval below 0
+    level: np.ndarray  # the level each guard was last tested at
+    lo: np.ndarray  # and that interval
+    hi: np.ndarray
+
+
+def holm(diff_at: Callable[[float], list[Diff]], m: int, alpha: float = 1 - D.CI_LEVEL) -> Holm:
+    """Holm's step-down over m two-sided tests, on intervals: with j guards still standing, each whose interval at
+    level 1 - alpha/j excludes 0 is rejected; repeat with the rest until none is. The same rejections as Holm on
+    p-values, since a wider level's interval holds the narrower one. `diff_at(level)` gives every guard's Diff
+    at that level (arrays over evals)."""
+    levels = [1 - alpha / j for j in range(1, m + 1)]
+    at = [diff_at(lv) for lv in levels]  # at[j - 1][g]: guard g's interval with j standing
+    lo = np.stack([np.stack([d.lo for d in row]) for row in at])  # [j, guard, eval]
+    hi = np.stack([np.stack([d.hi for d in row]) for row in at])
+    evals = lo.shape[2]
+    standing = np.ones((m, evals), dtype=bool)
+    rejected = np.zeros((m, evals), dtype=bool)
+    out_lo, out_hi, out_level = np.empty((m, evals)), np.empty((m, evals)), np.empty((m, evals))
+    for _ in range(m):
+        j = standing.sum(axis=0)  # guards standing, per eval
+        pick = np.broadcast_to(np.maximum(j, 1) - 1, (m, evals))[None]
+        now_lo, now_hi = np.take_along_axis(lo, pick, 0)[0], np.take_along_axis(hi, pick, 0)[0]
+        out_lo = np.where(standing, now_lo, out_lo)
+        out_hi = np.where(standing, now_hi, out_hi)
+        out_level = np.where(standing, np.array(levels)[pick[0]], out_level)
+        newly = standing & ((now_lo > 0) | (now_hi < 0))
+        if not newly.any():
             break
-        standing = [i for i in standing if i not in out]
-    return ([bool(rejected[i] and at[i].hi[0] < 0) for i in range(m)], level, at)  # type: ignore[misc]
+        rejected |= newly
+        standing &= ~newly
+    return Holm(regressed=rejected & (out_hi < 0), level=out_level, lo=out_lo, hi=out_hi)
+
+
+def holm_regressed(pairs: list[tuple[ArmNumbers, ArmNumbers]], alpha: float = 1 - D.CI_LEVEL) -> Holm:
+    """`holm` over the guards' (after, before) pairs of one eval."""
+    return holm(lambda level: [compare(a, b, level=level) for a, b in pairs], len(pairs), alpha)
 
 
 @dataclass(frozen=True)
@@ -158,17 +177,23 @@ class Size:
     task_std: float  # one task's paired-difference sd used (measured, or the binomial model's)
     sd_source: str  # "rows" or "model"
     detectable: float  # the smallest gain the compared tasks detect at HOLDOUT_POWER / HOLDOUT_ALPHA
-    n_tasks: int  # held-out tasks at the rows' k that detect the registered effect
-    k_needed: int | None  # rollouts per task on the tasks in hand that would, or None (more tasks needed)
+    n_tasks: int  # held-out tasks at the rows' k that would decide
+    basis: str  # "effect": they detect the registered effect; "observed": they would tell the observed gain apart
+    k_needed: int | None  # rollouts per task on the tasks in hand that would, or None (k_why)
     k_why: str | None
 
 
-def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float) -> Size:
-    """What decides: the paired sd of the compared tasks (the binomial model at `base` where it is 0 or unmeasured),
-    the effect those tasks detect, the tasks that detect `effect`, and the rollouts per task that would on them."""
+def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float, diff: Diff, *,
+         above_only: bool = False) -> Size:
+    """What decides a comparison (`diff`, upper - lower): the tasks that detect `effect` from the measured paired sd
+    (holdout_size's formula; the binomial model at `base` where the sd is 0 or unmeasured), and the rollouts per task
+    that would on the tasks in hand. Where the tasks in hand already suffice for `effect` and the comparison is still
+    open, the observed gain sits between 0 and the effect: then the size is what shrinks the interval until it
+    excludes 0 or the effect (only 0 with `above_only`, a control comparison), if the observed gain holds.
+    `detectable` is the gain the interval in hand detects at HOLDOUT_POWER."""
     n = upper.n
     d = upper.rates - lower.rates
-    zp = z_power(D.HOLDOUT_POWER, D.HOLDOUT_ALPHA)
+    zp, z = z_power(D.HOLDOUT_POWER, D.HOLDOUT_ALPHA), z_power(0.5, D.HOLDOUT_ALPHA)
     k = max(min(upper.k, lower.k), 1)
     sd = float(d.std(ddof=1)) if n >= D.MIN_CI_TASKS else 0.0
     source = "rows"
@@ -177,11 +202,20 @@ def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float) -> Si
         p = p if 0 < p < 1 else D.HOLDOUT_BASE
         q = min(p + effect, 1.0)
         sd, source = math.sqrt((p * (1 - p) + q * (1 - q)) / k), "model"
-    detectable = zp * sd / math.sqrt(max(n, 1))
-    n_tasks = tasks_needed(sd, effect, D.HOLDOUT_POWER, D.HOLDOUT_ALPHA)
+    mean, ci = diff.one()
+    half = (ci[1] - ci[0]) / 2 if ci else z * sd / math.sqrt(max(n, 1))
+    detectable = zp / z * half
+    n_tasks, basis = tasks_needed(sd, effect, D.HOLDOUT_POWER, D.HOLDOUT_ALPHA), "effect"
     k_needed, why = rollouts_needed(upper, lower, effect, zp, sd, source)
-    return Size(task_std=sd, sd_source=source, detectable=detectable, n_tasks=n_tasks, k_needed=k_needed,
-                k_why=why)
+    still_open = ci is not None and ci[0] <= 0 <= ci[1] if above_only else (
+        ci is not None and ci[0] <= 0 and ci[1] >= effect)
+    if n_tasks <= n and still_open:
+        room = mean if above_only else max(mean, effect - mean)
+        basis = "observed"
+        n_tasks = math.ceil(n * (half / room) ** 2) if room > 0 else n
+        k_needed, why = None, "these tasks suffice for the registered effect; the observed gain sits between 0 and it"
+    return Size(task_std=sd, sd_source=source, detectable=detectable, n_tasks=max(n_tasks, D.MIN_HOLDOUT_TASKS),
+                basis=basis, k_needed=k_needed, k_why=why)
 
 
 def rollouts_needed(upper: ArmNumbers, lower: ArmNumbers, effect: float, zp: float, sd: float,
@@ -196,7 +230,10 @@ def rollouts_needed(upper: ArmNumbers, lower: ArmNumbers, effect: float, zp: flo
     if np.isnan(within).any():
         return None, "one rollout a task: the sampling spread is unmeasured"
     per_rollout = float((upper.var_mean * upper.worth + lower.var_mean * lower.worth).mean())
-    omega2 = max(sd * sd - float(within.mean()), 0.0)
+    sampling = float(within.mean())
+    if sampling > sd * sd:  # the sampling part cannot exceed the whole: scale the per-rollout spread to fit
+        per_rollout, sampling = per_rollout * sd * sd / sampling, sd * sd
+    omega2 = sd * sd - sampling
     room = n * effect * effect / (zp * zp) - omega2
     if not per_rollout > 0:
         return None, "no sampling spread: more rollouts change nothing"

@@ -97,6 +97,9 @@ def summary(v: After, rule: str) -> str:
                 f"{s.detectable_effect:.3f} at power 0.8)." if s else f"No gain: {rule}.")
     assert s is not None
     more = (f"; or k={s.k_needed} rollouts a task on these {v.n_tasks}" if s.k_needed and s.k_needed > s.k else "")
+    if s.basis == "observed":
+        return (f"Underpowered: {rule}. The observed gain sits between 0 and the registered {v.effect:g}: about "
+                f"{s.n_tasks} held-out tasks at k={s.k} would tell it apart ({s.of}), if it holds.")
     return (f"Underpowered: {rule}. These {v.n_tasks} tasks at k={s.k} detect a gain of {s.detectable_effect:.3f}; "
             f"{s.n_tasks} held-out tasks at k={s.k} would detect {v.effect:g} ({s.of}){more}.")
 
@@ -155,6 +158,11 @@ def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
                         why="The run did not deliver the registered gain: route again (the runner-up method, more "
                             "signal per step) or fix the reward before another run.")
     assert s is not None
+    if s.basis == "observed":
+        return NextStep(tool="after", arguments=args, needs=needs + [f"every arm scored on about {s.n_tasks} held-out "
+                                                                     f"tasks at k={s.k}"],
+                        why=(f"The gain sits between 0 and the registered {v.effect:g}; about {s.n_tasks} tasks would "
+                             f"tell which, if it holds. Score every arm on them and ask again."))
     k_text = f", or k={s.k_needed} on these tasks" if s.k_needed and s.k_needed > s.k else ""
     return NextStep(tool="after", arguments=args, needs=needs + [f"every arm scored on {s.n_tasks} held-out tasks at "
                                                                  f"k={s.k}{k_text}"],

@@ -70,8 +70,13 @@ class Sizing(BaseModel):
     of: str = Field(description="The comparison sized (the undecided one with the widest need).")
     task_std: float = Field(description="One task's paired-difference sd used.")
     sd_source: Literal["rows", "model"]
-    detectable_effect: float = Field(description="The smallest gain these tasks detect at power 0.8, alpha 0.05.")
-    n_tasks: int = Field(description="Held-out tasks at the rows' k that detect the registered effect (holdout_size).")
+    detectable_effect: float = Field(description="The smallest gain the interval in hand detects at power 0.8, "
+                                                 "alpha 0.05.")
+    n_tasks: int = Field(description="Held-out tasks at the rows' k that would decide (see basis).")
+    basis: Literal["effect", "observed"] = Field(description=(
+        "effect: n_tasks detect the registered effect from the measured sd (holdout_size's formula); observed: the "
+        "tasks in hand already do, and the observed gain sits between 0 and the effect, so n_tasks is what would "
+        "tell it from either, if it holds."))
     k: int = Field(description="Rollouts per task now (the smaller arm's smallest group).")
     k_needed: int | None = Field(description="Rollouts per task on the tasks in hand that would detect the effect; "
                                              "null when more rollouts cannot (k_why).")
