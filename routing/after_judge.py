@@ -17,7 +17,7 @@ from . import defaults as D
 from pick_a_method.common.errors import InputError
 from .after_rules import Control, decide, explains
 from .after_stats import (ArmNumbers, Diff, arm_numbers, compare, flips, graded_tasks, holm_regressed, paired_diff,
-                          positions, size)
+                          size)
 from .after_text import finish
 from .after_verdicts import (After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard,
                              Sizing)
@@ -59,6 +59,9 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     for name, rows in arms.items():
         t = table_of(rows, pass_threshold)
         warnings += [f"{name}: {w}" for w in grading_warnings(rows, t, pass_threshold) + sampler_warning(t.graded())]
+        if int(t.truncated_passes.sum()):
+            warnings.append(f"{name}: {int(t.truncated_passes.sum())} replies cut off at the token cap still passed: "
+                            f"the grader credits unfinished replies (route's question 1); fix it before trusting rates")
     warnings = list(dict.fromkeys(warnings))
     tasks, reasons, check = _tasks(arms, manifest, pass_threshold)
     reasons += _budgets({**arms, **({"frozen manifest": manifest.max_tokens} if manifest else {})})
@@ -69,7 +72,8 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
         evidence = [_arm(name, rows, graded_tasks(rows, pass_threshold), pass_threshold) for name, rows in arms.items()]
         return finish("not_comparable", arms, effect=effect, arms=evidence, frozen=check, not_comparable=reasons,
                       warnings=warnings, n_tasks=len(tasks))
-    nums = {name: arm_numbers(rows, tasks, pass_threshold) for name, rows in arms.items()}
+    index = {name: i for i, name in enumerate(tasks)}
+    nums = {name: arm_numbers(rows, tasks, pass_threshold, index) for name, rows in arms.items()}
     short = [name for name in arms if manifest is not None and nums[name].k < manifest.k]
     if short:
         warnings.append(f"the manifest was sized at k={manifest.k}; {', '.join(short)} scored some task fewer times, "
@@ -125,7 +129,10 @@ def _tasks(arms: dict[str, GradedRows], manifest: Frozen | None, pass_threshold:
     """The compared tasks (all arms' shared ones in before's order, or the frozen ones), and why not, if not."""
     graded = {name: graded_tasks(rows, pass_threshold) for name, rows in arms.items()}
     reasons = [f"{name} has no graded rows" for name, tasks in graded.items() if not tasks]
-    union = set().union(*map(set, graded.values()))
+    lists = list(graded.values())
+    if manifest is None and all(g == lists[0] for g in lists):  # one suite, every task in every arm: all shared
+        return lists[0], reasons, None
+    union = set().union(*map(set, lists))
     if manifest is not None:
         missing = {}
         for name, tasks in graded.items():
@@ -234,8 +241,7 @@ def _arm(name: str, rows: GradedRows, tasks: list[str], pass_threshold: float, n
     nums = nums if nums is not None else arm_numbers(rows, tasks, pass_threshold)
     p1, ci = nums.pass_at_1()
     model = dominant_model(rows)
-    on = positions(rows.task_names, tasks)[rows.task] >= 0
     cut = float(np.nanmean(nums.cut)) if (~np.isnan(nums.cut)).any() else None
     tokens = float(np.nanmean(nums.tokens)) if (~np.isnan(nums.tokens)).any() else None
-    return Arm(name=name, model=display_name(model) if model else None, n_tasks=nums.n, n_rows=int(on.sum()), k=nums.k,
+    return Arm(name=name, model=display_name(model) if model else None, n_tasks=nums.n, n_rows=nums.n_rows, k=nums.k,
                pass_at_1=p1, ci95=ci, cut_off_share=cut, mean_tokens=tokens, max_tokens=_median_budget(rows))

@@ -28,6 +28,7 @@ class ArmNumbers:
     cut: np.ndarray  # share of the task's rows cut off at the token cap, among rows that say; NaN where none say
     tokens: np.ndarray  # mean completion tokens of the task's rows that state them; NaN where none do
     k: int  # the smallest graded group
+    n_rows: int  # the arm's rows on these tasks, graded or not
 
     @property
     def n(self) -> int:
@@ -39,22 +40,29 @@ class ArmNumbers:
         return float(self.rates.mean()), task_ci(self.rates, rollouts=self.worth)
 
 
-def positions(names: list[str], tasks: list[str]) -> np.ndarray:
-    """For each of the rows' task names, its column in `tasks`, or -1."""
-    index = {name: i for i, name in enumerate(tasks)}
+def positions(names: list[str], tasks: list[str], index: dict[str, int] | None = None) -> np.ndarray:
+    """For each of the rows' task names, its column in `tasks` (`index`: tasks' name -> column, when already built),
+    or -1. Arms read from files of one suite usually list the same tasks in the same order: then it is a range."""
+    if names == tasks:
+        return np.arange(len(names), dtype=np.int64)
+    index = {name: i for i, name in enumerate(tasks)} if index is None else index
     return np.array([index.get(name, -1) for name in names], dtype=np.int64)
 
 
 def graded_tasks(rows: GradedRows, pass_threshold: float) -> list[str]:
     """The tasks with at least one graded rollout, in first-seen order."""
     t = table_of(rows, pass_threshold).graded()
-    return [rows.task_names[i] for i in np.unique(t.task).tolist()]
+    codes = t.task if not t.several else np.unique(t.task)  # one group a task: already unique, in order
+    if len(codes) == rows.n_tasks:
+        return rows.task_names
+    return [rows.task_names[i] for i in codes.tolist()]
 
 
-def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float) -> ArmNumbers:
+def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float,
+                index: dict[str, int] | None = None) -> ArmNumbers:
     """The arm's numbers on `tasks` (every one must have a graded group: the caller compares shared tasks)."""
     m = len(tasks)
-    where = positions(rows.task_names, tasks)
+    where = positions(rows.task_names, tasks, index)
     t = table_of(rows, pass_threshold).graded()
     col = where[t.task]
     keep = col >= 0
@@ -76,7 +84,7 @@ def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float) -> Ar
             tokens = (np.bincount(row_col[stated], weights=rows.tokens[stated], minlength=m)
                       / np.bincount(row_col[stated], minlength=m))
     return ArmNumbers(rates=rates, worth=worth, var_mean=var_mean, cut=cut, tokens=tokens,
-                      k=int(n.min()) if len(n) else 0)
+                      k=int(n.min()) if len(n) else 0, n_rows=int((row_col >= 0).sum()))
 
 
 @dataclass(frozen=True)

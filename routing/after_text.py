@@ -108,14 +108,16 @@ def _again(v: After, arms: dict[str, GradedRows]) -> tuple[dict[str, Any], list[
     """`after`'s arguments that ask again on the same files (one `fields` serves every arm)."""
     args: dict[str, Any] = {}
     needs: list[str] = []
+    mappings = []
     for name, rows in arms.items():
         back, _ = rows_arguments(rows)
         if "rows_path" in back:
             args[f"{name}_rows_path"] = back["rows_path"]
         else:
             needs.append(f"{name}_rows")
-        if "fields" in back:
-            args["fields"] = back["fields"]
+        mappings.append(back.get("fields"))
+    if any(mappings) and all(m == mappings[0] for m in mappings):
+        args["fields"] = mappings[0]
     if v.frozen is not None and v.frozen.path:
         args["frozen_path"] = v.frozen.path
     elif v.effect != D.PROVE_EFFECT:
