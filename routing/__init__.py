@@ -6,6 +6,10 @@ passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher) reads t
 `router.py` asks them in the skill's order and stops at the first that decides. A new question is a function of
 the table in questions.py, asked from router.py; a new input format is a reader module in readers/.
 
+After the GPU: `frozen.py` draws and writes the held-out manifest (`freeze`), and `after_judge.py` (`after`) reads
+each arm once, pairs them on the shared (or frozen) tasks with after_stats.py's numbers, and applies
+after_rules.py's verdict; after_text.py says it, after_verdicts.py holds the models.
+
 Imported lazily (PEP 562): ``import pick_a_method.routing`` loads nothing else, and each name below loads its
 module on first use, so the command line's ``--help`` and the server's ``tools/list`` don't pay for numpy and
 pyarrow. ``routing.<submodule>`` (``routing.defaults``, ``routing.rows``, ...) loads that submodule.
