@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.common.paths import expand_user_path
+from pick_a_method.common.methods import ASYNC, METHODS, OPD, method_info
 from pick_a_method.common.next_step import NextStep
 
 __all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
@@ -67,6 +68,23 @@ class UpdatePreview(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------------
+
+
+PREVIEW_TEACHER = "preview-teacher"  # a stand-in name: the batch carries the teacher's log-probs
+
+
+def _stand_in_teacher(info: Any, knobs: dict[str, Any]) -> bool:
+    """OPD is built with a teacher's name; a preview reads only the batch's teacher_logprobs, so a stand-in name does
+    (also for OPD inside Async). Returns whether one was put in."""
+    if info is OPD and "teacher" not in knobs:
+        knobs["teacher"] = PREVIEW_TEACHER
+        return True
+    inner = knobs.get("method")
+    spec = dict(inner) if isinstance(inner, Mapping) else {"name": inner}
+    if info is ASYNC and isinstance(spec["name"], str) and method_info(spec["name"])[0] is OPD and "teacher" not in spec:
+        knobs["method"] = {**spec, "teacher": PREVIEW_TEACHER}
+        return True
+    return False
 
 
 def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES,
@@ -184,27 +202,19 @@ def preview_update(
     if isinstance(method, Method):
         obj = make_method(method, **knobs)
     else:
-        if not isinstance(method, str):
-            raise ValueError(f"method must be a method name such as 'FlashReinforce' or 'grpo'; got {method!r}")
-        folded = method.lower().replace("_", "").replace(" ", "")
-        no_teacher = "no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed."
-        if folded in ("opd", "onpolicydistillation") and "teacher" not in knobs:
-            knobs["teacher"] = "preview-teacher"
-            warnings.append(no_teacher)
-        inner = knobs.get("method")
-        if folded.startswith("async") and isinstance(inner, str) and inner.lower() == "opd":
-            knobs["method"] = {"name": "opd", "teacher": "preview-teacher"}
-            warnings.append(no_teacher)
-        elif folded.startswith("async") and isinstance(inner, Mapping) and str(inner.get("name", "")).lower() == "opd":
-            if "teacher" not in inner:
-                knobs["method"] = {**inner, "teacher": "preview-teacher"}
-                warnings.append(no_teacher)
-        obj = make_method(method, **knobs)
+        info, inner = method_info(method)
+        if not info.rule:  # a trainer's own method (SFT, DPO): nothing here to preview
+            raise ValueError(f"unknown method {method!r} for an update rule: {info.label} has none here; preview "
+                             f"one of {', '.join(m.name for m in METHODS.values() if m.rule)}")
+        if inner is not None:  # "async opd": Async with the inner method as its knob
+            knobs.setdefault("method", inner.name)
+        if _stand_in_teacher(info, knobs):
+            warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
+        obj = make_method(info.name, **knobs)
 
     batch = Batch.from_trajectories(trajs, dtype=torch.float64)
     kwargs: dict[str, Any] = {"distributed": False}
-    inner_name = getattr(getattr(obj, "inner", None), "name", None)
-    if obj.name == "rae" or inner_name == "rae":
+    if obj.stateful:
         kwargs["commit"] = False
     upd = obj.update(batch, **kwargs)
 

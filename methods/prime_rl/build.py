@@ -25,11 +25,9 @@ from pick_a_method.methods.prime_rl.constants import (
 )
 from pick_a_method.methods.prime_rl import knobs as K
 from pick_a_method.methods.prime_rl.args import (
-    as_int,
     check_model,
     check_taskset,
     is_local_path,
-    resolve_method,
     split_gpus,
     split_nodes,
 )
@@ -48,7 +46,7 @@ from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 from pick_a_method.methods.prime_rl import report as R
 from pick_a_method.methods.prime_rl.schema import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
-from pick_a_method.methods.config_result import TrainerConfig
+from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
 from pick_a_method.common.write import write_config
 
 # ================================================================================================

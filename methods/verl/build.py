@@ -93,7 +93,7 @@ def verl_config(
     reward_function = _reward_function(reward_function)
     train, val = _files("train_files", train_files), _files("val_files", val_files)
     pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs, extra=("sft", "dpo"))
+    obj = resolve_method(method, knobs)
     plan, lr = method_plan(obj, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus, lora=lora)
 
     group = plan.keys[f"{ROLLOUT}.n"]
@@ -129,7 +129,7 @@ def verl_config(
     if reward_function:
         path, name = reward_function.rsplit(":", 1)
         keys.update({"reward.custom_reward_function.path": path, "reward.custom_reward_function.name": name})
-    elif obj.name != "opd":
+    elif not obj.info.teacher:  # OPD trains on the teacher signal alone (use_task_rewards false)
         plan.needs.append("reward function: verl scores each row with its built-in scorer for the row's data_source "
                           "(gsm8k, math, ...); for your own grader pass reward_function='reward.py:compute_score'")
     if lora:

@@ -93,7 +93,7 @@ def test_sft_and_dpo_point_to_trl_config_and_that_call_works(method):
     with pytest.raises(ValueError, match=r"trl_config\(method='(sft|dpo)'") as err:
         prime_rl_config("gsm8k", method, model=MODEL)
     call = str(err.value).split("trl_config(", 1)[1].split(")")[0]
-    assert call == f"method={method.lower()!r}, model=<the model>"
+    assert call == f"method={method.lower()!r}, model=<model>"  # one placeholder word an argument: <model>
     assert trl_config(method=method.lower(), model=MODEL).config
 
 
