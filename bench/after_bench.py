@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from route_bench import best  # best of `repeat` (bench/ is on sys.path when run as a script)
 
 K = 8
 TARGET_S = 1.0  # issue 31: 10k tasks x 8 rollouts x 4 arms read and judged in under a second
@@ -44,15 +45,6 @@ def write_arms(folder: Path, tasks: int, seed: int = 0) -> dict[str, Path]:
                                         "truncated": bool(cut[t, j]), "model": f"model-{name}"}) + "\n")
         paths[name] = path
     return paths
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

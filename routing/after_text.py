@@ -143,11 +143,12 @@ def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
                                        "written after its cut-off, or decontaminated)"],
                         why="A random reward gained on this set, so its gains show what the base already knew "
                             "(Wu et al. 2025, arXiv:2507.10532); only a clean set can show what training taught.")
+    route = NextStep(tool="route", arguments={k: a for k, a in args.items() if k == "fields"},
+                     needs=["rows (the base's training-set rows)", "model"], why="")
     if v.verdict == "selection_problem":
-        return NextStep(tool="route", arguments={k: a for k, a in args.items() if k == "fields"},
-                        needs=["rows", "model"],
-                        why="The selected data did no better than a random selection of the same size: train on all "
-                            "tasks (or fix the reward that picked them), and route again on the base's rows.")
+        return route.model_copy(update={"why": "The selected data did no better than a random selection of the same "
+                                               "size: train on all tasks (or fix the reward that picked them), and "
+                                               "route again on the base's rows."})
     if v.verdict == "proven":
         return NextStep(tool="after", arguments=args,
                         needs=needs + ["guards (before/after rows of behaviours that must not regress)",
@@ -155,10 +156,9 @@ def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
                         why="Check the guards (a general or safety suite) and a second seed before shipping: one "
                             "seed's gain can flip sign at another.")
     if v.verdict == "no_gain":
-        return NextStep(tool="route", arguments={k: a for k, a in args.items() if k == "fields"},
-                        needs=["rows (the base's training-set rows)", "model"],
-                        why="The run did not deliver the registered gain: route again (the runner-up method, more "
-                            "signal per step) or fix the reward before another run.")
+        return route.model_copy(update={"why": "The run did not deliver the registered gain: route again (the "
+                                               "runner-up method, more signal per step) or fix the reward before "
+                                               "another run."})
     assert s is not None
     if s.basis == "observed":
         return NextStep(tool="after", arguments=args, needs=needs + [f"every arm scored on about {s.n_tasks} held-out "
