@@ -23,7 +23,7 @@ from .after_verdicts import (After, Arm, ControlComparison, CutOffs, Difference,
                              Sizing)
 from .compare import _median_budget, dominant_model
 from .frozen import Frozen, read_frozen
-from .questions import grading_warnings, sampler_warning
+from .questions import _check_threshold, grading_warnings
 from .readers import read_rows
 from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
@@ -47,6 +47,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
 
     `.verdict` is one of not_comparable, worse, contamination, selection_problem, proven, no_gain, underpowered
     (after_rules.py has the rule); `.paired` is after - before with its 95% paired interval."""
+    pass_threshold = _check_threshold(pass_threshold)
     given = {"before": before, "after": after, "random_selection": random_selection, "random_reward": random_reward}
     for name in ("before", "after"):
         if given[name] is None:
@@ -58,7 +59,13 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     effect = _effect(effect, manifest)
     for name, rows in arms.items():
         t = table_of(rows, pass_threshold)
-        warnings += [f"{name}: {w}" for w in grading_warnings(rows, t, pass_threshold) + sampler_warning(t.graded())]
+        warnings += [f"{name}: {w}" for w in grading_warnings(rows, t, pass_threshold)]
+        samplers = t.graded().samplers() if t.several else []
+        if samplers:
+            shown = ", ".join(str(e["model"]) + (f" (arm {e['arm']})" if "arm" in e else "") for e in samplers[:3])
+            more = " ..." if len(samplers) > 3 else ""
+            warnings.append(f"{name}: rows from {len(samplers)} samplers or arms ({shown}{more}); each task's rate is "
+                            f"the mean of theirs: pass one checkpoint's rows per arm")
         if int(t.truncated_passes.sum()):
             warnings.append(f"{name}: {int(t.truncated_passes.sum())} replies cut off at the token cap still passed: "
                             f"the grader credits unfinished replies (route's question 1); fix it before trusting rates")

@@ -158,6 +158,15 @@ def test_a_guard_on_other_tasks_is_not_comparable():
     assert v.verdict == "not_comparable" and "guard g" in v.summary
 
 
+def test_an_arm_without_grades_is_not_comparable_and_an_arm_of_two_samplers_is_named():
+    ungraded = [{k: x for k, x in r.items() if k != "reward"} for r in arm(passes(50, 1))]
+    v = after(arm(passes(50), model=BASE), ungraded)
+    assert v.verdict == "not_comparable" and "after has no graded rows" in v.summary
+    mixed = arm(passes(50), model=BASE) + arm(passes(50, 1))
+    v = after(arm(passes(50), model=BASE), mixed)
+    assert any("after: rows from 2 samplers" in w and TRAINED in w for w in v.warnings)
+
+
 def test_bad_guards_and_missing_arms_are_input_errors():
     with pytest.raises(InputError, match="pair"):
         after(before(), before(), guards={"g": before()})
@@ -165,6 +174,8 @@ def test_bad_guards_and_missing_arms_are_input_errors():
         after(before(), None)
     with pytest.raises(InputError, match="effect"):
         after(before(), before(), effect=1.5)
+    with pytest.raises(InputError, match="pass_threshold"):
+        after(before(), before(), pass_threshold=float("nan"))
 
 
 def test_rows_from_files_and_fields(tmp_path):

@@ -175,3 +175,29 @@ def test_each_verdict_is_reached_by_a_simulated_case():
     before, after = arms(rng, 40, 4, 0.5, [0.0, 0.0], evals=10)
     verdict = decide(diff(after, before, 40, 4), EFFECT, comparable=np.zeros(10, dtype=bool))
     assert (verdict == "not_comparable").all()  # tests/routing/test_after.py reaches it from rows
+
+
+if __name__ == "__main__":  # the measured rates behind the assertions above: python tests/routing/test_after_simulations.py
+    rng = np.random.default_rng(0)
+    print(f"{'base':>5} {'k':>2} {'tasks':>5}  proven|no gain  proven|gain {EFFECT:g}  no_gain|no gain")
+    for base, k, tasks in SIZED:
+        null, gain = judge(rng, tasks, k, base, 0.0), judge(rng, tasks, k, base, EFFECT)
+        print(f"{base:5.2f} {k:2d} {tasks:5d}  {null['proven']:14.3f}  {gain['proven']:15.3f}  {null['no_gain']:15.3f}")
+    print("\ncoverage of the population's mean gain (4,000 evals at 40 tasks, 2,000 at 200)")
+    for a, b, shift in POPULATIONS:
+        for tasks, evals in ((40, 4000), (200, 2000)):
+            p, q, truth = _population(rng, a, b, shift, evals, tasks)
+            cells = []
+            for k in (1, 4, 8):
+                d = diff(rng.binomial(k, q) / k, rng.binomial(k, p) / k, tasks, k)
+                cells.append(f"k={k} {float(((d.lo <= truth) & (truth <= d.hi)).mean()):.3f}")
+            print(f"Beta({a}, {b}) logit shift {shift} (gain {truth:.3f}), {tasks} tasks: " + ", ".join(cells))
+    print(f"\ncontrols at {N} tasks x 4 (base 0.5), verdict shares")
+    for case in (dict(real=EFFECT, random_reward=EFFECT), dict(real=EFFECT, random_selection=EFFECT),
+                 dict(real=EFFECT, random_reward=0.0, random_selection=0.0),
+                 dict(real=0.0, random_reward=0.0, random_selection=0.0), dict(real=0.10, random_reward=0.07)):
+        real = case.pop("real")
+        shares = judge(rng, N, 4, 0.5, real, **case)
+        print(f"real {real:+.2f} {case}: " + ", ".join(f"{v} {x:.3f}" for v, x in shares.items() if x))
+    h = holm(_guards(rng, 5, 200, 4, [0.0] * 5), 5)
+    print(f"\nHolm, 5 null guards (200 tasks x 4): a false regression in {h.regressed.any(axis=0).mean():.3f} of evals")
