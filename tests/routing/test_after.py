@@ -234,6 +234,8 @@ def test_after_compares_only_the_frozen_tasks_and_every_arm_must_cover_them(tmp_
     v = after(rows, trained, frozen=str(out))
     assert v.verdict == "proven" and v.n_tasks == f.n_tasks and v.frozen.dropped == 1000 - f.n_tasks
     assert v.effect == 0.1 and v.next_step.arguments["frozen_path"] == str(out)
+    same = after(rows, trained, frozen=freeze(rows, 0.1))  # the model itself, not written: the same draw
+    assert same.paired == v.paired and same.frozen.path is None
     kept = set(f.tasks)
     partial = [r for r in trained if r["task_id"] in kept and r["task_id"] != f.tasks[0]]
     v = after(rows, partial, frozen=out)
