@@ -28,7 +28,6 @@ from .readers import read_rows
 from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
 
-ARMS = ("before", "after", "random_selection", "random_reward")
 Rows = RowsLike | str | os.PathLike[str] | Sequence[str]
 
 
@@ -57,18 +56,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     pairs = _guard_pairs(guards, read)
     manifest, warnings = (read_frozen(frozen, roots) if frozen is not None else (None, []))
     effect = _effect(effect, manifest)
-    for name, rows in arms.items():
-        t = table_of(rows, pass_threshold)
-        warnings += [f"{name}: {w}" for w in grading_warnings(rows, t, pass_threshold)]
-        samplers = t.graded().samplers() if t.several else []
-        if samplers:
-            shown = ", ".join(str(e["model"]) + (f" (arm {e['arm']})" if "arm" in e else "") for e in samplers[:3])
-            more = " ..." if len(samplers) > 3 else ""
-            warnings.append(f"{name}: rows from {len(samplers)} samplers or arms ({shown}{more}); each task's rate is "
-                            f"the mean of theirs: pass one checkpoint's rows per arm")
-        if int(t.truncated_passes.sum()):
-            warnings.append(f"{name}: {int(t.truncated_passes.sum())} replies cut off at the token cap still passed: "
-                            f"the grader credits unfinished replies (route's question 1); fix it before trusting rates")
+    warnings += _arm_warnings(arms, pass_threshold)
     warnings = list(dict.fromkeys(warnings))
     tasks, reasons, check = _tasks(arms, manifest, pass_threshold)
     reasons += _budgets({**arms, **({"frozen manifest": manifest.max_tokens} if manifest else {})})
@@ -116,6 +104,24 @@ def _effect(effect: float | None, manifest: Frozen | None) -> float:
     if not 0 < effect < 1:
         raise InputError(f"effect is {effect}; give a gain in (0, 1), e.g. {D.PROVE_EFFECT}", field="effect")
     return float(effect)
+
+
+def _arm_warnings(arms: dict[str, GradedRows], pass_threshold: float) -> list[str]:
+    """How each arm was graded (questions.grading_warnings), an arm of several samplers, cut-off replies that pass."""
+    out = []
+    for name, rows in arms.items():
+        t = table_of(rows, pass_threshold)
+        out += [f"{name}: {w}" for w in grading_warnings(rows, t, pass_threshold)]
+        samplers = t.graded().samplers() if t.several else []
+        if samplers:
+            shown = ", ".join(str(e["model"]) + (f" (arm {e['arm']})" if "arm" in e else "") for e in samplers[:3])
+            more = " ..." if len(samplers) > 3 else ""
+            out.append(f"{name}: rows from {len(samplers)} samplers or arms ({shown}{more}); each task's rate is the "
+                       f"mean of theirs: pass one checkpoint's rows per arm")
+        if int(t.truncated_passes.sum()):
+            out.append(f"{name}: {int(t.truncated_passes.sum())} replies cut off at the token cap still passed: the "
+                       f"grader credits unfinished replies (route's question 1); fix it before trusting rates")
+    return out
 
 
 def _guard_pairs(guards: Mapping[str, tuple[Rows, Rows]] | None, read: Any) -> dict[str, tuple[GradedRows, GradedRows]]:
