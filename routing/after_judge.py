@@ -21,9 +21,9 @@ from .after_stats import (ArmNumbers, Diff, arm_numbers, compare, flips, graded_
 from .after_text import finish
 from .after_verdicts import (After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard,
                              Sizing)
-from .compare import _median_budget, dominant_model
+from .compare import median_budget, dominant_model
 from .frozen import Frozen, read_frozen
-from .questions import _check_threshold, grading_warnings
+from .questions import check_threshold, grading_warnings
 from .readers import read_rows
 from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
@@ -46,7 +46,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
 
     `.verdict` is one of not_comparable, worse, contamination, selection_problem, proven, no_gain, underpowered
     (after_rules.py has the rule); `.paired` is after - before with its 95% paired interval."""
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     given = {"before": before, "after": after, "random_selection": random_selection, "random_reward": random_reward}
     for name in ("before", "after"):
         if given[name] is None:
@@ -172,7 +172,7 @@ def _budgets(sources: Mapping[str, GradedRows | float | None]) -> list[str]:
     """A different token cap where the rows say one: the comparison would measure the cap, not the checkpoint."""
     caps = {}
     for name, source in sources.items():
-        cap = source if not isinstance(source, GradedRows) else _median_budget(source)
+        cap = source if not isinstance(source, GradedRows) else median_budget(source)
         if cap is not None:
             caps[name] = cap
     if len(set(caps.values())) < 2:
@@ -257,4 +257,4 @@ def _arm(name: str, rows: GradedRows, tasks: list[str], pass_threshold: float, n
     cut = float(np.nanmean(nums.cut)) if (~np.isnan(nums.cut)).any() else None
     tokens = float(np.nanmean(nums.tokens)) if (~np.isnan(nums.tokens)).any() else None
     return Arm(name=name, model=display_name(model) if model else None, n_tasks=nums.n, n_rows=nums.n_rows, k=nums.k,
-               pass_at_1=p1, ci95=ci, cut_off_share=cut, mean_tokens=tokens, max_tokens=_median_budget(rows))
+               pass_at_1=p1, ci95=ci, cut_off_share=cut, mean_tokens=tokens, max_tokens=median_budget(rows))
