@@ -49,7 +49,11 @@ from pick_a_method.methods.prime_rl import report as R
 from pick_a_method.methods.prime_rl.schema import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig
-from pick_a_method.common.write import write_config
+from pick_a_method.common.methods import PRIME_RL
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import check_out, write_config
+
+_SUFFIXES, _WHY = (".toml",), "prime-rl picks the parser from the extension: .toml, .json or .yaml"
 
 # ================================================================================================
 # The result
@@ -195,19 +199,23 @@ def prime_rl_config(
     _check_final(config, label, taskset, model, warnings)
     notes = run.notes + R.version_notes(config, taskset, inner.name)
 
-    text = R.render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
+    # One file name throughout: `out` where given, else the trainer's default name for the method, in the header,
+    # the summary, the next step and the launch command alike.
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[PRIME_RL].out_name(label)
+    command = f"uv run rl @ {shlex.quote(file_name)}"
+    text = R.render(config, label, taskset, model, command=command)
     path_str: str | None = None
     if out is not None:
-        path_str = str(write_config(out, text, suffixes=(".toml",), why="prime-rl picks the parser from the extension: .toml, .json or .yaml",
-                                  overwrite=overwrite, allowed_roots=allowed_roots).resolve())
-    command = f"uv run rl @ {shlex.quote(path_str) if path_str else 'config.toml'}"
+        path_str = str(write_config(out, text, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
+                                    allowed_roots=allowed_roots).resolve())
     needs = R.needs(config, taskset, inner.name) + run.needs
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
         summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
-                         nodes=node_split),
-        next_step=R.next_step(config, label, taskset, inner.name, command, path=path_str),
+                         nodes=node_split, file_name=file_name),
+        next_step=R.next_step(config, inner.name, command, path=path_str, file_name=file_name),
         warnings=warnings,
         path=path_str,
         text=text,

@@ -25,12 +25,15 @@ from pick_a_method.methods.config_result import (
     resolve_method,
     to_yaml,
 )
-from pick_a_method.common.write import write_config
+from pick_a_method.common.methods import TRL
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
 from pick_a_method.common.next_step import NextStep
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
+_SUFFIXES, _WHY = (".yaml", ".yml"), "the `trl` CLI reads a YAML file"
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
                 "vllm_importance_sampling_mode")
 
@@ -128,7 +131,10 @@ def trl_config(
     if command == "grpo":
         _generation_batch(config, processes, dict(pairs), plan.notes)
     plan.needs.extend(_imports_and_columns(command, config))
-    launch = _command(command, out, processes, nodes, gpus)
+    # One file name throughout: `out` where given, else the trainer's default name for the method.
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[TRL].out_name(plan.label)
+    launch = _command(command, file_name, processes, nodes, gpus)
     if nodes > 1:
         plan.needs.append("MACHINE_RANK (0 on the main node, 1.. on the others) and MAIN_PROCESS_IP (the main node's "
                           "address) in the environment of every node, which all run the command")
@@ -137,18 +143,17 @@ def trl_config(
     text = header + to_yaml(config)
     path = None
     if out is not None:
-        path = str(write_config(out, text, suffixes=(".yaml", ".yml"), overwrite=overwrite, allowed_roots=allowed_roots,
-                              why="the `trl` CLI reads a YAML file").resolve())
-        launch = _command(command, path, processes, nodes, gpus)
+        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
+                                why=_WHY).resolve())
     shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
-    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
+    summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
                f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
     to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
     why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
            f"on the GPU machine with TRL {C.TRL_VERSION}.")
     if not path:
-        why += f" Save `text` first, e.g. as {_slug(plan.label)}-trl.yaml (or pass out=...)."
+        why += f" Save `text` as {file_name} first (or call trl_config again with out=<path>)."
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="trl", trainer_version=C.TRL_VERSION, summary=summary,
         next_step=NextStep(command=launch, needs=[n.split(":")[0] for n in plan.needs], why=why),
@@ -258,8 +263,8 @@ def _nearest(batch: int, unit: int) -> str:
     return f"batch={low} or batch={low + unit}" if low else f"batch={unit}"
 
 
-def _command(command: str, out: Any, processes: int, nodes: int, gpus: int) -> str:
-    parts = ["trl", command, "--config", str(out) if out is not None else f"{command}.yaml"]
+def _command(command: str, file_name: str, processes: int, nodes: int, gpus: int) -> str:
+    parts = ["trl", command, "--config", file_name]
     if processes > 1:
         parts += ["--accelerate_config", C.MULTI_GPU_ACCELERATE, "--num_processes", str(processes)]
     if nodes > 1:

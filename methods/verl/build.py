@@ -29,7 +29,9 @@ from pick_a_method.methods.config_result import (
     to_yaml,
     yaml_scalar,
 )
-from pick_a_method.common.write import write_config
+from pick_a_method.common.methods import VERL
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.verl.plan import (
     ACTOR,
     DISTILL,
@@ -46,6 +48,7 @@ MICRO_BATCH_PER_GPU = 4
 # The primary config the YAML form extends: verl's packaged trainer config.
 SEARCHPATH = "pkg://verl.trainer.config"
 ENTRY = "python -m verl.trainer.main_ppo"
+_SUFFIXES, _WHY = (".yaml",), "Hydra reads <name>.yaml from --config-path"
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_/.-]*")  # Hydra reads these unquoted as the same string
 _METHOD_KEYS = ("algorithm.adv_estimator", f"{ACTOR}.loss_agg_mode", f"{ACTOR}.policy_loss.loss_mode",
                 "algorithm.norm_adv_by_std_in_grpo", f"{ROLLOUT}.n")
@@ -156,26 +159,32 @@ def verl_config(
     for k, v in keys.items():
         set_dotted(nested, k, v)
     document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
+    # One file name throughout: `out` where given, else the trainer's default name for the method. Hydra reads
+    # <name>.yaml from --config-path, which must be absolute (a relative one is read beside main_ppo.py).
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[VERL].out_name(plan.label)
+    folder = shlex.quote(str(target.parent)) if target else '"$PWD"'
+    command = f"{ENTRY} --config-path {folder} --config-name {shlex.quote(Path(file_name).stem)}"
     header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
-              f"verl {VERL_VERSION}.\n# Launch: {ENTRY} --config-path <this folder> --config-name <this file's name>\n")
+              f"verl {VERL_VERSION}.\n# Launch: {_one_line(command)}\n")
     text = header + to_yaml(document)
     path = None
     if out is not None:
-        path = str(write_config(out, text, suffixes=(".yaml",), overwrite=overwrite, allowed_roots=allowed_roots,
-                              why="Hydra reads <name>.yaml from --config-path").resolve())
-        command = f"{ENTRY} --config-path {shlex.quote(str(Path(path).parent))} --config-name {shlex.quote(Path(path).stem)}"
-    else:
-        command = " ".join([ENTRY, *(shlex.quote(o) for o in overrides_list)])
+        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
+                                why=_WHY).resolve())
     plan.needs.append(_packages(keys))
     if nodes > 1:
         plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "
                           "the others); run the command on the head node only")
-    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: verl {plan.label} for {model}, {steps} steps x "
+    summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: verl {plan.label} for {model}, {steps} steps x "
                f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
                f"{nodes} node(s) x {gpus} GPU(s).")
     to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
     why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
            f"with verl {VERL_VERSION} (it starts Ray).")
+    if not path:
+        why += (f" Save `text` as {file_name} in the folder you run it from first (or call verl_config again with "
+                "out=<path>); `overrides` holds the same config as command-line overrides.")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="verl", trainer_version=VERL_VERSION, summary=summary,
         next_step=NextStep(command=command, needs=[n.split(":")[0] for n in plan.needs], why=why),

@@ -174,7 +174,7 @@ def test_grpo_defaults():
                            "renderer": "orchestrator.renderer.name (map: auto)"}  # Qwen/Qwen3-8B is in the map
     assert res.ignored == {}
     assert res.warnings == []
-    assert res.command == "uv run rl @ config.toml"
+    assert res.command == "uv run rl @ grpo-prime-rl.toml"
     assert res.next_step.tool is None and res.next_step.command == res.command
     assert PRIME_RL_COMMIT.startswith("559b44772") and "559b44772" in res.trainer_version
     assert PRIME_RL_TAG in res.trainer_version and res.trainer_commit == PRIME_RL_COMMIT
