@@ -181,7 +181,7 @@ def prime_rl_config(
     if node_split is not None:
         K.apply_nodes(config, node_split, per_node, slurm, name, label, run)
     elif slurm is not None:  # one node through SLURM (prime-rl's single_node_rl.sbatch.j2, configs/rl.py)
-        K.apply_slurm(config, slurm, name, label, run)
+        K.apply_slurm_node(config, slurm, name, label, run)
     K.apply_inference(config, max_model_len, gpu_memory_utilization, run)
     K.apply_eval(config, taskset, eval_taskset, eval_split, run)
     K.apply_scheduler(config, scheduler, warmup_steps, steps, run)

@@ -5,7 +5,7 @@ prime-rl's schema reads it, with the key recorded for ``honored``:
     checkpoint={interval, keep_last, resume} [ckpt] and [resume]
     run_name, output_dir                    run.name, output_dir (the run folder is output_dir/run.name)
     nodes, gpus (per node), slurm={...}     [deployment] type = "multi_node" + [slurm] (prime-rl's SLURM launcher);
-                                            slurm alone: one node through SLURM
+                                            slurm alone: one node through SLURM, gpus_per_node = the run's GPUs
     max_model_len, gpu_memory_utilization   [inference.vllm]
     eval_taskset, eval_split                [[orchestrator.eval.source]] env.taskset (and its name)
     scheduler, warmup_steps                 [trainer.scheduler]
@@ -172,6 +172,23 @@ def apply_slurm(config: dict[str, Any], slurm: Any, run_name: str | None, label:
         out.honored[f"slurm.{key}"] = f"slurm.{key}"
     config["slurm"] = table
     out.needs.append("a SLURM cluster: `rl` writes an sbatch script and submits it (sbatch)")
+
+
+def apply_slurm_node(config: dict[str, Any], slurm: Any, run_name: str | None, label: str, out: Applied) -> None:
+    """One node through SLURM: prime-rl's single_node_rl.sbatch.j2 asks for `--gres=gpu:<gpus_per_node>` (default 8,
+    src/prime_rl/entrypoints/rl.py renders it from deployment.gpus_per_node), so the node is sized to the GPUs the
+    run uses, not prime-rl's default."""
+    apply_slurm(config, slurm, run_name, label, out)
+    deployment = config["deployment"]
+    used = deployment["num_infer_gpus"] + deployment["num_train_gpus"]
+    deployment["gpus_per_node"] = max(used, deployment.get("gpus_per_node", 0))
+    out.honored["gpus"] = "deployment.num_infer_gpus, deployment.num_train_gpus, deployment.gpus_per_node"
+    out.notes.append(
+        f"SLURM: prime-rl's single-node sbatch template asks for --gres=gpu:{deployment['gpus_per_node']} (the run's "
+        "GPUs, deployment.gpus_per_node) and --exclusive, so the job holds the whole node; for a node shared with "
+        "other jobs, pass slurm={'template_path': '<your sbatch template>'}, a copy of prime-rl's template without "
+        "--exclusive."
+    )
 
 
 def _lora_on(config: dict[str, Any]) -> bool:

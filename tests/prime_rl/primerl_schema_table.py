@@ -112,6 +112,9 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "slurm.partition": (STR, None),
     "slurm.account": (STR, None),
     "slurm.time": (STR, None),
+    **{f"slurm.{k}": (STR, None) for k in ("project_dir", "template_path", "nodelist", "exclude", "pre_run_command")},
+    "slurm.cleanup_grace_period": (INT, _rng(0)),
+    "slurm.shared_fs": (BOOL, None),
     "deployment.num_train_nodes": (INT, _rng(1)),
     "deployment.num_infer_nodes": (INT, _rng(0)),
     # [trainer.scheduler] (configs/trainer.py)
