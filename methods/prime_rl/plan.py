@@ -213,29 +213,33 @@ def _plan_inner(obj: Any, *, model: str, lora: bool) -> Plan:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
-    """(the plan, the method's label in messages: its name, or "async <inner>")."""
+def method_plan(obj: Any, *, model: str, lora: bool, custom_loss: dict[str, Any] | None = None) -> tuple[Plan, str]:
+    """(the plan, the method's label in messages: its name, or "async <inner>"). ``custom_loss``: the caller's
+    custom ``[trainer.loss]`` (an override), which carries an icepop or tis correction prime-rl has no loss for."""
     if obj.name != "async":
         return _plan_inner(obj, model=model, lora=lora), obj.name
     inner = obj.inner
     if inner.name not in ("grpo", "max_rl", "rae", "opd", "opsd"):
         _refuse_other(inner.name)
     correction = obj.correction
-    if correction in ("icepop", "tis"):
+    by_custom = correction in ("icepop", "tis") and custom_loss is not None
+    if correction in ("icepop", "tis") and not by_custom:
         low, high = obj.ratio
         what = (
             f"icepop (keep a token only when {low:g} <= pi_train/pi_sampler <= {high:g})"
             if correction == "icepop"
             else f"tis (multiply by min(pi_train/pi_sampler, {obj.cap:g}))"
         )
+        kwargs = {"low": low, "high": high} if correction == "icepop" else {"cap": obj.cap}
         raise ValueError(
             f"prime-rl {PRIME_RL_TAG} has no {correction} correction: its loss types are default (DPPO+KL, masks on "
             f"the probability difference), ipo (ipo_threshold) and custom; no prime-rl version has an icepop or "
             f"tis loss. Fix: use correction='ipo' (keeps a token when |pi_train - pi_sampler| <= ipo_threshold, "
             f"default {D.ASYNC_IPO_THRESHOLD:g}), or write {what} as a custom loss: a Python function with the "
             "signature of the default loss in prime-rl's src/prime_rl/trainer/rl/loss.py, importable where the "
-            "trainer runs, then pass overrides={'trainer.loss': {'type': 'custom', 'import_path': "
-            "'your_module.your_loss', 'kwargs': {...}}} together with correction='ipo'."
+            f"trainer runs, then pass overrides={{'trainer.loss': {{'type': 'custom', 'import_path': "
+            f"'your_module.your_{correction}_loss', 'kwargs': {kwargs!r}}}}} with correction={correction!r} (the custom "
+            "loss carries it)."
         )
     plan = _plan_inner(inner, model=model, lora=lora)
     plan.honored = {f"method.{k}": v for k, v in plan.honored.items()}
@@ -249,12 +253,22 @@ def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
         )
         plan.ignored["correction"] = why + "."
         plan.ignored["ipo_threshold"] = why + "."
+    elif by_custom:
+        plan.honored["correction"] = f"trainer.loss.import_path (your custom {correction} loss, from overrides)"
+        knob = "ratio" if correction == "icepop" else "cap"
+        if custom_loss.get("kwargs"):
+            plan.honored[knob] = "trainer.loss.kwargs (as your custom loss reads them)"
+        else:
+            plan.ignored[knob] = "your custom loss gets only trainer.loss.kwargs; pass it there."
+        plan.ignored["ipo_threshold"] = f"used only by an ipo correction; your custom loss carries {correction}."
     else:
         plan.loss = {"type": "ipo", "ipo_threshold": obj.ipo_threshold}
         plan.honored["correction"] = "trainer.loss.type"
         plan.honored["ipo_threshold"] = "trainer.loss.ipo_threshold"
-    plan.ignored["ratio"] = "used only by an icepop correction, which prime-rl does not have; ipo reads ipo_threshold."
-    plan.ignored["cap"] = "used only by a tis correction, which prime-rl does not have."
+    if not (by_custom and correction == "icepop"):
+        plan.ignored["ratio"] = "used only by an icepop correction, which prime-rl does not have; ipo reads ipo_threshold."
+    if not (by_custom and correction == "tis"):
+        plan.ignored["cap"] = "used only by a tis correction, which prime-rl does not have."
     if obj.off_policy_steps < 1:
         plan.warnings.append(
             "off_policy_steps=0: prime-rl always runs the trainer one step ahead of inference, so a bound of 0 may "
