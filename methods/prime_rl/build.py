@@ -34,7 +34,7 @@ from pick_a_method.methods.prime_rl.args import (
     split_nodes,
 )
 from pick_a_method.methods.prime_rl import tasksets as T
-from pick_a_method.methods.prime_rl.overrides import apply_overrides, reconcile, snapshot
+from pick_a_method.methods.prime_rl.overrides import apply_overrides, custom_loss, reconcile, snapshot
 from pick_a_method.methods.prime_rl.plan import Plan, method_plan
 from pick_a_method.methods.prime_rl.renderers import (
     ADDED_AFTER_0_1_9,
@@ -162,7 +162,7 @@ def prime_rl_config(
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
     obj = resolve_method(method, knobs)
-    plan, label = method_plan(obj, model=model, lora=lora)
+    plan, label = method_plan(obj, model=model, lora=lora, custom_loss=custom_loss(overrides))
     inner = obj.inner if obj.name == "async" else obj
     warnings = plan.warnings
     check_tokenizers(tokenizers_match, inner, model, label, warnings)

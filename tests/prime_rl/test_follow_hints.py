@@ -18,7 +18,8 @@ from pick_a_method.routing import read_rows, route
 MODEL = "Qwen/Qwen3-8B"
 TEACHER = {"teacher": "Qwen/Qwen3-32B", "base_url": "http://localhost:8001/v1"}
 METHODS = [("grpo", None), ("rae", {"group_size": 1}), ("opd", TEACHER),
-           ("async", {"method": {"name": "grpo", "group_size": 8}, "correction": "ipo"})]
+           ("async", {"method": {"name": "grpo", "group_size": 8}, "correction": "ipo"}),
+           ("async", {"method": "grpo", "correction": "icepop"})]
 TASKSETS = ["reverse-text", "gsm8k", "alphabet-sort", "kuhn-poker", "someone/their-taskset@0.1.2"]
 SHAPES = [{}, {"nodes": {"inference": 1}}, {"nodes": 2, "gpus": 4, "slurm": {"partition": "gpu"}},
           {"slurm": {"partition": "gpu"}}, {"batch": 60}]
@@ -74,6 +75,20 @@ def test_every_hint_of_the_writer_leads_to_a_config_that_loads():
             loads(taskset, method, trial)
             followed += 1
     assert refused > 100 and followed > 500  # the sweep reaches the refusals, and their hints get followed
+
+
+@pytest.mark.parametrize("correction", ["icepop", "tis"])
+def test_a_correction_prime_rl_lacks_is_refused_with_a_fix_that_ends_without_a_warning(correction):
+    # Issue 30, item 14: the fix used to say "together with correction='ipo'", which then warned to drop the
+    # correction or the override; followed now, the custom loss carries the correction asked for, and nothing warns.
+    knobs = {"method": "grpo", "correction": correction}
+    with pytest.raises(ValueError, match=f"no {correction} correction") as err:
+        prime_rl_config("gsm8k", "async", model=MODEL, knobs=knobs)
+    (name, value), *_ = assignments(fix_of(str(err.value)))
+    res = loads("gsm8k", "async", follow({"model": MODEL, "knobs": knobs}, name, value))
+    assert res.warnings == [] and res.config["trainer"]["loss"]["type"] == "custom"
+    assert res.honored["correction"].startswith("trainer.loss.import_path") and "correction" not in res.ignored
+    assert res.config["trainer"]["loss"]["kwargs"] == ({"low": 0.5, "high": 5.0} if correction == "icepop" else {"cap": 2.0})
 
 
 @pytest.mark.parametrize("taskset", ["kuhn-poker", "alphabet-sort", "reverse-text", "refunds"])
