@@ -6,6 +6,7 @@ is the suite's independent prime-rl checker (primerl_schema_table, with write_su
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -150,3 +151,17 @@ def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example):
             elif gpus:
                 assert dep["num_infer_gpus"] + dep["num_train_gpus"] == gpus and f"gpus={gpus}" in step.why
     assert seen >= 4
+
+
+def test_routes_gpu_hint_names_the_input_the_split_lacks():
+    # Issue 30, item 15: with throughput given on rows without token counts, the step said "give route throughput";
+    # the input missing is the token counts. Each input is named when it, and only it, is missing; with both, the
+    # split is made.
+    rows = [json.loads(line) for line in open("examples/mixed.jsonl")]
+    counted = [dict(r, completion_tokens=300 + i % 50) for i, r in enumerate(rows)]
+    for given, throughput, says in [(rows, THROUGHPUT, ["token counts"]), (counted, None, ["throughput argument"]),
+                                    (rows, None, ["token counts", "throughput argument"]), (counted, THROUGHPUT, [])]:
+        step = route(given, model=MODEL, gpus=8, throughput=throughput).next_step
+        for word in ("token counts", "throughput argument"):
+            assert (word in step.why) == (word in says), (word, says, step.why)
+        assert isinstance(step.arguments["gpus"], dict) == (not says)  # both given: the split is made
