@@ -197,6 +197,9 @@ def prime_rl_config(
     if problems:
         raise ValueError(R.refusal(problems, bool(overrides)))
     _check_final(config, label, taskset, model, warnings)
+    held_in = R.eval_not_held_out(config, taskset)
+    if held_in:
+        warnings.append(held_in)
     notes = run.notes + R.version_notes(config, taskset, inner.name)
 
     # One file name throughout: `out` where given, else the trainer's default name for the method, in the header,

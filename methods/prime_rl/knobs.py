@@ -260,10 +260,6 @@ def apply_eval(config: dict[str, Any], taskset: str, eval_taskset: Any, eval_spl
     eval_source["env"]["taskset"].update(keys)
     for key in keys:
         out.honored["eval_split"] = f"orchestrator.eval.source.0.env.taskset.{key}"
-    train_keys = config["orchestrator"]["train"]["source"][0]["env"]["taskset"]
-    default = (T.split_table(ev) or ("", None, None))[2]
-    if keys and ev == taskset and all(train_keys.get(k, default) == v for k, v in keys.items()):
-        out.warnings.append(f"eval_split {eval_split!r} is the split the run trains on: the eval is not held out.")
     if eval_taskset is not None:
         out.honored["eval_taskset"] = "orchestrator.eval.source.0.env.taskset.id"
     config["orchestrator"]["eval"]["source"] = [eval_source]

@@ -47,10 +47,6 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
         "rejected by v0.7.x and earlier, and later commits may rename keys. Validate on the GPU machine with "
         "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
     )
-    eval_sources = get_path(config, "orchestrator.eval.source", []) or []
-    if any(s.get("env") == config["orchestrator"]["train"]["source"][0].get("env") for s in eval_sources):
-        notes.append(f"The eval block reads the training taskset and split; for a held-out check "
-                     f"{T.eval_split_advice(taskset)}.")
     if "inference" in config and get_path(config, "inference.vllm.max_model_len") is None:
         notes.append(
             f"inference.vllm.max_model_len is unset, so vLLM serves the model's full context while the trainer cuts "
@@ -63,6 +59,26 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
             "then as a top-level field; the taskset's rows must carry it."
         )
     return notes
+
+
+def eval_not_held_out(config: dict[str, Any], taskset: str) -> str | None:
+    """A warning when an eval source reads the tasks a train source trains on (the same env: taskset and split):
+    its scores then measure training tasks, not the held-out ones route's advice says to freeze."""
+    def tasks(source: Any) -> Any:  # the env with the split its taskset reads by default written out
+        env = source.get("env") if isinstance(source, dict) else None
+        if not isinstance(env, dict) or not isinstance(env.get("taskset"), dict):
+            return env
+        split = T.split_table(str(env["taskset"].get("id", "")))
+        return env if split is None else {**env, "taskset": {split[0]: split[2], **env["taskset"]}}
+
+    train = [tasks(s) for s in get_path(config, "orchestrator.train.source", []) or []]
+    same = [tasks(s) for s in get_path(config, "orchestrator.eval.source", []) or [] if tasks(s) in train]
+    if not same:
+        return None
+    split = T.split_table(taskset)
+    where = f"{taskset}'s {same[0]['taskset'][split[0]]!r} split" if split else f"the {taskset} tasks"
+    return (f"The eval block reads the tasks the run trains on ({where}): its scores are not held out, and route's "
+            f"advice is to freeze held-out tasks. For a held-out eval, {T.eval_split_advice(taskset)}.")
 
 
 _BOUND = re.compile(r"^([\w.]+): must (?:be (>=|>|<=|<) |not be (empty))")
