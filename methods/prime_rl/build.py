@@ -21,6 +21,7 @@ from pick_a_method.methods.prime_rl.constants import (
     GROUP_RELATIVE_ALGOS,
     PRIME_RL_COMMIT,
     PRIME_RL_GPUS_PER_NODE,
+    PRIME_RL_TAG,
     PRIME_RL_VERSION,
 )
 from pick_a_method.methods.prime_rl import knobs as K
@@ -37,12 +38,12 @@ from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.overrides import apply_overrides, custom_loss, reconcile, snapshot
 from pick_a_method.methods.prime_rl.plan import Plan, method_plan
 from pick_a_method.methods.prime_rl.renderers import (
-    ADDED_AFTER_0_1_9,
     MODEL_RENDERER_MAP,
+    NEWER_RENDERERS,
     RENDERER_NAMES,
-    RENDERERS_PIN,
     RENDERERS_VERSION,
     choose_renderer,
+    needs_newer_prime_rl,
 )
 from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 from pick_a_method.methods.prime_rl import report as R
@@ -242,6 +243,11 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
     """[orchestrator.renderer]: the caller's, or one chosen for the model (renderers.py). opsd scores its hint
     block with its own renderer, which must match a non-auto policy renderer (configs/algorithm.py)."""
     if renderer is not None:
+        if isinstance(renderer, str) and renderer.strip() in NEWER_RENDERERS:
+            raise ValueError(
+                f"{needs_newer_prime_rl(renderer.strip())} ({PRIME_RL_TAG} is the target here). Fix: renderer='default' "
+                "(DefaultRenderer calls the model's own chat template), or leave renderer out to let this tool choose."
+            )
         if not isinstance(renderer, str) or renderer.strip() not in RENDERER_NAMES:
             raise ValueError(
                 f"renderer {renderer!r} is not one of prime-rl's renderers (renderers {RENDERERS_VERSION}): "
@@ -265,11 +271,6 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
         config["orchestrator"]["renderer"] = {"name": name}
         if method == "opsd":
             config["orchestrator"]["algo"]["renderer"] = {"name": name}
-    if name in ADDED_AFTER_0_1_9 or model in ADDED_AFTER_0_1_9:
-        run.notes.append(
-            f"The renderer for {model} ({name}) is in renderers {RENDERERS_VERSION} but not 0.1.9; prime-rl 559b44772 "
-            f"pins renderers at {RENDERERS_PIN}, between the two: check it with `uv run rl @ <file> --dry-run`."
-        )
 
 
 def _check_batch(batch: int, group_size: int) -> None:
