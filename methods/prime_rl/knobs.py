@@ -184,10 +184,9 @@ def apply_slurm_node(config: dict[str, Any], slurm: Any, run_name: str | None, l
     deployment["gpus_per_node"] = max(used, deployment.get("gpus_per_node", 0))
     out.honored["gpus"] = "deployment.num_infer_gpus, deployment.num_train_gpus, deployment.gpus_per_node"
     out.notes.append(
-        f"SLURM: prime-rl's single-node sbatch template asks for --gres=gpu:{deployment['gpus_per_node']} (the run's "
-        "GPUs, deployment.gpus_per_node) and --exclusive, so the job holds the whole node; for a node shared with "
-        "other jobs, pass slurm={'template_path': '<your sbatch template>'}, a copy of prime-rl's template without "
-        "--exclusive."
+        f"SLURM: prime-rl's single-node sbatch template asks for gres gpu:{deployment['gpus_per_node']} (the run's "
+        "GPUs, deployment.gpus_per_node) and an exclusive node, so the job holds the whole node; for a node shared "
+        "with other jobs, set slurm's template_path to a copy of prime-rl's template without its exclusive line."
     )
 
 

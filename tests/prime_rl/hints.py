@@ -17,7 +17,6 @@ FILL = {
     "<another taskset>": "gsm8k", "<machines>": 2, "<its split key>": "split", "<held-out split>": "test",
     "<the new table>": {"name": "second", "env": {"taskset": {"id": "gsm8k"}}},
     "<prime-rl taskset id>": "someone/their-taskset@0.1.2", "<teacher model>": "Qwen/Qwen3-32B",
-    "<your sbatch template>": "/cluster/templates/single_node_rl_shared.sbatch.j2",
 }
 _OPEN, _CLOSE = "{[(<", "}])>"  # a <placeholder> may hold spaces
 

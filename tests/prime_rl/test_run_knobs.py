@@ -99,7 +99,7 @@ def test_slurm_on_one_node_asks_for_the_gpus_the_run_uses(gpus):
     res = make(slurm={"partition": "gpu"}, gpus=gpus)
     dep = res.config["deployment"]
     assert dep["gpus_per_node"] == dep["num_infer_gpus"] + dep["num_train_gpus"] == res.gpus["inference"] + res.gpus["trainer"]
-    assert "gpus_per_node" in res.honored["gpus"] and any(f"--gres=gpu:{dep['gpus_per_node']}" in n for n in res.notes)
+    assert "gpus_per_node" in res.honored["gpus"] and any(f"gres gpu:{dep['gpus_per_node']}" in n for n in res.notes)
     assert "gpus_per_node" not in make(gpus=gpus if gpus != 12 else 4).config["deployment"]  # no SLURM: no sbatch
 
 
