@@ -8,6 +8,7 @@ the launch command.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -129,7 +130,8 @@ def trl_config(
         honored[key] = f"{key} (override, as given)"
 
     if command == "grpo":
-        _generation_batch(config, processes, dict(pairs), plan.notes)
+        _generation_batch(config, processes, dict(pairs), plan.notes,
+                          whole_groups_per_process=_name(obj) == "groupwise_grading")
     plan.needs.extend(_imports_and_columns(command, config))
     # One file name throughout: `out` where given, else the trainer's default name for the method.
     target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
@@ -181,27 +183,57 @@ def _name(obj: Any) -> str:
     return obj[0] if isinstance(obj, tuple) else obj.name
 
 
-def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str]) -> None:
-    """Write GRPO's generation batch from the final config. The `trl` launcher parses the config once at world size 1
-    before `accelerate launch`, each process again at the real one; GRPOConfig derives the generation batch from the
-    world size unless it is given, and the launcher's (per device x 1 x accumulation) need not hold whole groups.
-    Given, it holds in both. Overrides that set it (or steps_per_generation, which TRL refuses beside it) win."""
-    if {"generation_batch_size", "steps_per_generation"} & set(overrides):
-        return
+def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str], *,
+                      whole_groups_per_process: bool) -> None:
+    """Write GRPO's generation batch from the final config, and check it there (after the overrides). The `trl`
+    launcher parses the config once at world size 1 before `accelerate launch`, each process again at the real one;
+    GRPOConfig derives the generation batch from the world size unless it is given, and the launcher's (per device
+    x 1 x accumulation) need not hold whole groups. Given, it holds in both. Overrides that set it (or
+    steps_per_generation, which TRL refuses beside it) win. ``whole_groups_per_process``: each process's slice of
+    it (generation_batch_size / processes, GRPOConfig.__post_init__) must hold whole groups too."""
     per_device, accumulation = config["per_device_train_batch_size"], config.get("gradient_accumulation_steps", 1)
     group = config["num_generations"]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (per_device, accumulation, group)):
-        return  # an override of another type: TRL's own parse names it
-    generation = per_device * processes * accumulation
+    given = [k for k in ("generation_batch_size", "steps_per_generation") if k in overrides]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+               for v in (per_device, accumulation, group, *(config.get(k) for k in given))):
+        return  # an override of another type (or a deletion): TRL's own parse names it
+    if "generation_batch_size" in given:
+        generation = config["generation_batch_size"]
+    else:
+        steps = config["steps_per_generation"] if given else accumulation
+        generation = per_device * processes * steps
     if generation % group:
         raise ValueError(f"overrides make a generation {per_device} per device x {processes} process(es) x "
                          f"{accumulation} accumulation = {generation} completions, not whole groups of {group}: TRL "
                          f"refuses it. Fix: per_device_train_batch_size and gradient_accumulation_steps whose product "
                          f"x {processes} is a multiple of {group}, or set generation_batch_size in overrides")
+    if whole_groups_per_process and generation % (processes * group):
+        _refuse_split_groups(generation, processes, group, per_device, given)
+    if given:
+        return
     config["generation_batch_size"] = generation
     notes.append(f"generation_batch_size {generation}: {per_device} per device x {processes} process(es) x "
                  f"{accumulation} accumulation, written out so that TRL's launcher (world size 1) and every process "
                  f"(world size {processes}) read the same whole groups.")
+
+
+def _refuse_split_groups(generation: int, processes: int, group: int, per_device: int, given: list[str]) -> None:
+    """groupwise_grading with a final config whose processes get part of a group: the run stops at its first step
+    (GroupwiseGrading.shape gets a slice that does not split into groups). The fix names overrides that hold."""
+    if "generation_batch_size" in given:  # a multiple of processes x group, and of the global batch (TRL's own rule)
+        unit = math.lcm(processes * group, per_device * processes)
+        low = generation // unit * unit
+        fix = " or ".join(f"overrides={{'generation_batch_size': {n}}}" for n in (low, low + unit) if n)
+    else:  # the slice is per_device x steps (accumulation, or steps_per_generation where given)
+        steps = group // math.gcd(per_device, group)
+        key = given[0] if given else "gradient_accumulation_steps"
+        fix = (f"overrides={{'per_device_train_batch_size': {per_device}, {key!r}: {steps}}} ({per_device} x {steps} "
+               f"= {per_device * steps} completions a process), or leave per_device_train_batch_size to the writer")
+    raise ValueError(
+        f"groupwise_grading's reward function sees one process's slice of each generation batch, and the overrides "
+        f"make it {generation} completions / {processes} processes = {generation / processes:g}, not whole groups of "
+        f"{group}: the run stops at its first step (GroupwiseGrading.shape cannot split the rewards into groups). "
+        f"Fix: {fix}.")
 
 
 def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:

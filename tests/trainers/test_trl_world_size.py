@@ -5,6 +5,7 @@ imports and reads."""
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from importlib.metadata import metadata
@@ -135,3 +136,21 @@ def test_an_override_that_splits_a_group_is_refused_with_the_fix(tmp_path):
         trl_config("grpo", model=MODEL, gpus=2, out=tmp_path / "c.yaml",
                    overrides={"per_device_train_batch_size": 3, "gradient_accumulation_steps": 1})
     assert not (tmp_path / "c.yaml").exists()
+
+
+@pytest.mark.parametrize("overrides", [{"per_device_train_batch_size": 4}, {"generation_batch_size": 24},
+                                       {"per_device_train_batch_size": 4, "steps_per_generation": 1}])
+def test_groupwise_overrides_that_split_a_group_across_processes_are_refused_and_the_fix_launches(
+        overrides, tmp_path, monkeypatch):
+    # Issue 30, item 18: the whole-groups-per-process rule was checked before the overrides only, and this config
+    # was written (generation_batch_size 8 on 2 processes: 4 rewards a process, the run stopped at step 1).
+    kwargs = dict(method="groupwise_grading", model=MODEL, gpus=2, batch=16)
+    with pytest.raises(ValueError, match="not whole groups of 8") as err:
+        trl_config(**kwargs, overrides=overrides)
+    fix = ast.literal_eval(re.search(r"Fix: overrides=(\{[^}]*\})", str(err.value))[1])
+    out = tmp_path / "g.yaml"
+    result = trl_config(**kwargs, overrides=fix, out=out)
+    values = trl_check.check(result, out, monkeypatch)  # TRL's CLI, then GRPOConfig as rank 0 of the 2 processes
+    share = values["generation_batch_size"] // values["__world_size__"]  # each process's slice, whole groups
+    assert values["__world_size__"] == 2 and share % values["num_generations"] == 0
+    assert share == values["per_device_train_batch_size"] * values["steps_per_generation"]
