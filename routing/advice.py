@@ -31,7 +31,7 @@ def config_tool(trainer: str) -> str:
 # What each trainer's writer reads the training data from (prime-rl: a taskset id; TRL: a dataset and reward
 # functions; verl: parquet files and a reward function). The writers list the missing ones in their own `needs`.
 DATA_NEEDS = {"prime_rl_config": ["taskset"], "trl_config": ["dataset", "reward_funcs"],
-              "verl_config": ["train_files", "reward_function"]}
+              "verl_config": ["train_files", "val_files", "reward_function"]}
 # Supervised methods: TRL's SFTTrainer and DPOTrainer train them from a dataset, no reward function. prime-rl's `rl`
 # and verl's RL trainer do not (prime-rl's writer and verl's refuse them and name trl_config).
 SUPERVISED = {"sft": "SFT", "dpo": "DPO"}
