@@ -22,15 +22,15 @@ from pick_a_method.methods.config_result import (
     as_int,
     check_text,
     override_pairs,
-    placeholder,
     resolve_method,
     to_yaml,
 )
+from pick_a_method.common.next_step import is_placeholder, placeholder
 from pick_a_method.common.methods import TRL
 from pick_a_method.common.trainers import TRAINERS
 from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
-from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
+from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan
 from pick_a_method.common.next_step import NextStep
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
@@ -90,12 +90,14 @@ def trl_config(
     processes = gpus * nodes
     per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"),
                                             whole_groups_per_process=_name(obj) == "groupwise_grading")
+    # An argument still to fill in is written as <its name> and listed in `needs` under that name (what TRL's key
+    # is, said once: `dataset` becomes dataset_name).
     config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
-                              "dataset_name": dataset or placeholder("your dataset")}
+                              "dataset_name": dataset or placeholder("dataset")}
     if dataset is None:
-        plan.needs.insert(0, "dataset_name: the training dataset (a Hugging Face id or a local folder)")
+        plan.needs.insert(0, "dataset: the training dataset, a Hugging Face id or a local folder (TRL's dataset_name)")
     if command == "grpo":
-        config["reward_funcs"] = funcs or [reward_placeholder()]
+        config["reward_funcs"] = funcs or [placeholder("reward_funcs")]
         if not funcs and not any(n.startswith("reward_funcs") for n in plan.needs):
             plan.needs.append("reward_funcs: your reward function as a dotted import path (it gets prompts, "
                               "completions and the dataset's columns, and returns one float per completion), or a "
@@ -151,17 +153,40 @@ def trl_config(
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
     summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
                f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
-    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
-    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
-           f"on the GPU machine with TRL {C.TRL_VERSION}.")
-    if not path:
-        why += f" Save `text` as {file_name} first (or call trl_config again with out=<path>)."
+    # `needs` holds what to fill in (an argument still a placeholder), what to install and what to check; the next
+    # step names the arguments to fill in only, and says which of the three there are.
+    to_fill = [arg for arg, key in (("dataset", "dataset_name"), ("reward_funcs", "reward_funcs"))
+               if any(map(is_placeholder, _values(config.get(key))))]
+    why = next_step_why("trl_config", to_fill, file_name=file_name, written=bool(path),
+                        check_columns=any(n.startswith("dataset columns:") for n in plan.needs),
+                        run=f"run the command on the GPU machine with TRL {C.TRL_VERSION}")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="trl", trainer_version=C.TRL_VERSION, summary=summary,
-        next_step=NextStep(command=launch, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        next_step=NextStep(command=launch, needs=to_fill, why=why),
         warnings=plan.warnings, path=path, text=text, config=config, method=plan.label, model=model,
         honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=launch, notes=plan.notes,
     )
+
+
+def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool, run: str) -> str:
+    """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
+    text: call the writer again) from the install and the checks `needs` lists beside them."""
+    if to_fill:
+        steps = [f"Call {tool} again with {', '.join(a + '=...' for a in to_fill)} (the text holds "
+                 f"{', '.join(placeholder(a) for a in to_fill)} for them) and out=<path>"]
+    elif not written:
+        steps = [f"Save `text` as {file_name} (or call {tool} again with out=<path>)"]
+    else:
+        steps = []
+    steps.append("install the packages `needs` names")
+    if check_columns:
+        steps.append("check that the dataset has the columns it names")
+    text = "; ".join(steps) + f"; then {run}."
+    return text[0].upper() + text[1:]
+
+
+def _values(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def _reward_funcs(value: Any) -> list[str]:
@@ -258,8 +283,8 @@ def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
         columns = [f"{C.PROMPT_COLUMN} (the prompts the {'GRPOTrainer' if command == 'grpo' else 'DistillationTrainer'} "
                    "samples from)"]
         for name in rewards:
-            columns += [f"{col} (read by {name})" for col in C.TRL_REWARDS[name][1]
-                        if not any(c.startswith(col + " ") for c in columns)]
+            columns += [f"{col} (read by {name}" + (f": {C.COLUMN_HOLDS[col]})" if col in C.COLUMN_HOLDS else ")")
+                        for col in C.TRL_REWARDS[name][1] if not any(c.startswith(col + " ") for c in columns)]
         needs.append(f"dataset columns: {', '.join(columns)}; a dataset with other names (openai/gsm8k has question "
                      "and answer) needs them renamed or mapped first")
     return needs

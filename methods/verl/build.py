@@ -23,12 +23,13 @@ from pick_a_method.methods.config_result import (
     as_int,
     check_text,
     override_pairs,
-    placeholder,
     resolve_method,
     set_dotted,
     to_yaml,
     yaml_scalar,
 )
+from pick_a_method.common.next_step import is_placeholder, placeholder
+from pick_a_method.methods.trl.build import next_step_why
 from pick_a_method.common.methods import VERL
 from pick_a_method.common.trainers import TRAINERS
 from pick_a_method.common.write import check_out, write_config
@@ -111,8 +112,8 @@ def verl_config(
         f"{ROLLOUT}.tensor_model_parallel_size": 1,
         f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
-        "data.train_files": train or placeholder("train.parquet"),
-        "data.val_files": val or placeholder("val.parquet"),
+        "data.train_files": train or placeholder("train_files"),
+        "data.val_files": val or placeholder("val_files"),
         "data.train_batch_size": prompts,
         "data.max_prompt_length": D.PRIME_RL_PROMPT_TOKENS,
         "trainer.nnodes": nodes,
@@ -124,17 +125,21 @@ def verl_config(
     }
     plan.notes.append(f"rollout tensor_model_parallel_size 1 and micro-batches of {MICRO_BATCH_PER_GPU} per GPU are "
                       "memory settings: raise the parallel size for a model that does not fit one GPU.")
+    # An argument still to fill in is written as <its name> and listed in `needs` under that name (verl's key, said
+    # once); the data arguments are common.trainers' for verl: train_files, val_files, reward_function.
     if train is None:
-        plan.needs.insert(0, "data.train_files: verl RL parquet (columns prompt as a chat list, data_source, "
-                             "reward_model.ground_truth), e.g. from verl's examples/data_preprocess scripts")
+        plan.needs.insert(0, "train_files: verl RL parquet files (data.train_files; columns prompt as a chat list, "
+                             "data_source, reward_model.ground_truth), e.g. from verl's examples/data_preprocess scripts")
     if val is None:
-        plan.needs.append("data.val_files: a held-out parquet in the same format")
+        plan.needs.insert(1 if train is None else 0, "val_files: held-out parquet files in the same format "
+                                                     "(data.val_files: verl's dataloader reads them to validate)")
     if reward_function:
         path, name = reward_function.rsplit(":", 1)
         keys.update({"reward.custom_reward_function.path": path, "reward.custom_reward_function.name": name})
     elif obj.name != "opd":
-        plan.needs.append("reward function: verl scores each row with its built-in scorer for the row's data_source "
-                          "(gsm8k, math, ...); for your own grader pass reward_function='reward.py:compute_score'")
+        plan.needs.append("reward_function (optional): without it verl scores each row with its built-in scorer for "
+                          "the row's data_source (gsm8k, math, ...); for your own grader pass "
+                          "reward_function='reward.py:compute_score'")
     if lora:
         keys.update({"actor_rollout_ref.model.lora_rank": D.TRAINING_LORA_RANK,
                      "actor_rollout_ref.model.lora_alpha": D.TRAINING_LORA_ALPHA,
@@ -179,15 +184,15 @@ def verl_config(
     summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: verl {plan.label} for {model}, {steps} steps x "
                f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
                f"{nodes} node(s) x {gpus} GPU(s).")
-    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
-    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
-           f"with verl {VERL_VERSION} (it starts Ray).")
-    if not path:
-        why += (f" Save `text` as {file_name} in the folder you run it from first (or call verl_config again with "
-                "out=<path>); `overrides` holds the same config as command-line overrides.")
+    # The next step names the arguments still to fill in (placeholders in the text) and tells them from the install.
+    to_fill = [arg for arg in ("train_files", "val_files") if is_placeholder(keys.get(f"data.{arg}"))]
+    why = next_step_why("verl_config", to_fill, file_name=f"{file_name} in the folder you run it from",
+                        written=bool(path), check_columns=False,
+                        run=f"run the command with verl {VERL_VERSION} (it starts Ray; `overrides` holds the same "
+                            "config as command-line overrides)")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="verl", trainer_version=VERL_VERSION, summary=summary,
-        next_step=NextStep(command=command, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        next_step=NextStep(command=command, needs=to_fill, why=why),
         warnings=plan.warnings, path=path, text=text, config=document, method=plan.label, model=model,
         honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=command, notes=plan.notes,
         overrides=overrides_list,

@@ -109,7 +109,10 @@ def test_needs_name_the_packages_and_columns_the_command_uses():
     lora = trl_config("grpo", model=MODEL, dataset="trl-lib/DeepMath-103K", reward_funcs=["accuracy_reward"])
     assert packages(lora) == {"peft", "vllm", "math-verify"}
     columns = next(n for n in lora.needs if n.startswith("dataset columns:"))
-    assert "prompt (" in columns and "solution (read by accuracy_reward)" in columns
+    assert "prompt (" in columns and "solution (read by accuracy_reward: " in columns
+    # Issue 30, item 20: what the column must hold, or accuracy_reward gives no signal (math_verify parses it).
+    holds = columns.split("solution (read by accuracy_reward: ", 1)[1]
+    assert "math_verify" in holds and "zero signal" in holds and "\\boxed{" in holds
     plain = trl_config("grpo", model=MODEL, lora=False, vllm=False, dataset="d", reward_funcs="my.reward")
     assert packages(plain) == set() and "solution" not in str(plain.needs)
     assert packages(trl_config("sft", model=MODEL)) == {"peft"}
