@@ -25,13 +25,12 @@ from pick_a_method.methods.config_result import (
     resolve_method,
     to_yaml,
 )
-from pick_a_method.common.next_step import is_placeholder, placeholder
 from pick_a_method.common.methods import TRL
-from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
+from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
-from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan
-from pick_a_method.common.next_step import NextStep
+from pick_a_method.methods.trl.plan import method_plan
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
 _SUFFIXES, _WHY = (".yaml", ".yml"), "the `trl` CLI reads a YAML file"
@@ -48,8 +47,8 @@ def trl_config(
     out: str | os.PathLike[str] | None = None,
     gpus: int = 1,
     nodes: int = 1,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     vllm: bool = True,
     overrides: Any = None,
@@ -84,12 +83,12 @@ def trl_config(
     lora, vllm, overwrite = as_bool("lora", lora), as_bool("vllm", vllm), as_bool("overwrite", overwrite)
     funcs = _reward_funcs(reward_funcs)
     pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs, extra=TRAINER_METHODS)
+    obj = resolve_method(method, knobs)
     plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
 
     processes = gpus * nodes
     per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"),
-                                            whole_groups_per_process=_name(obj) == "groupwise_grading")
+                                            whole_groups_per_process=plan.whole_groups_per_process)
     # An argument still to fill in is written as <its name> and listed in `needs` under that name (what TRL's key
     # is, said once: `dataset` becomes dataset_name).
     config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
@@ -133,7 +132,7 @@ def trl_config(
 
     if command == "grpo":
         _generation_batch(config, processes, dict(pairs), plan.notes,
-                          whole_groups_per_process=_name(obj) == "groupwise_grading")
+                          whole_groups_per_process=plan.whole_groups_per_process)
     plan.needs.extend(_imports_and_columns(command, config))
     # One file name throughout: `out` where given, else the trainer's default name for the method.
     target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
@@ -172,8 +171,9 @@ def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: boo
     """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
     text: call the writer again) from the install and the checks `needs` lists beside them."""
     if to_fill:
-        steps = [f"Call {tool} again with {', '.join(a + '=...' for a in to_fill)} (the text holds "
-                 f"{', '.join(placeholder(a) for a in to_fill)} for them) and out=<path>"]
+        steps = [f"Call {tool} again with {' and '.join(a + '=...' for a in to_fill)} (the text holds "
+                 f"{', '.join(placeholder(a) for a in to_fill)} for them)" + (" and overwrite=True" if written else
+                                                                            f", then save its text as {file_name}")]
     elif not written:
         steps = [f"Save `text` as {file_name} (or call {tool} again with out=<path>)"]
     else:
@@ -202,10 +202,6 @@ def _reward_funcs(value: Any) -> list[str]:
             raise ValueError(f"reward_funcs entry {text!r} is not a Python name or dotted import path")
         out.append(text)
     return out
-
-
-def _name(obj: Any) -> str:
-    return obj[0] if isinstance(obj, tuple) else obj.name
 
 
 def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str], *,

@@ -118,7 +118,7 @@ def test_needs_and_placeholders():
     # are not fill-ins, so with everything given the next step says install and check, not "Fill in".
     assert bare.next_step.needs == ["dataset", "reward_funcs"] and "dataset_name" in bare.needs[0]
     assert (bare.config["dataset_name"], bare.config["reward_funcs"]) == ("<dataset>", ["<reward_funcs>"])
-    assert bare.next_step.why.startswith("Call trl_config again with dataset=..., reward_funcs=...")
+    assert bare.next_step.why.startswith("Call trl_config again with dataset=... and reward_funcs=...")
     full = trl_config("grpo", model=MODEL, dataset="trl-lib/DeepMath-103K", reward_funcs="my_rewards.exact_match")
     assert [n.split(":")[0] for n in full.needs] == ["packages", "dataset columns"]
     assert full.next_step.needs == [] and "fill" not in full.next_step.why.lower()
@@ -206,12 +206,13 @@ def test_the_trl_check_itself_rejects_a_bad_config(key, value, tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("example", ["mixed", "off_policy"])
-def test_route_to_trl_config_filled_in_as_told_leaves_nothing_to_fill(example):
+def test_route_to_trl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
     # Issue 30, items 6 and 21: route names trl_config's own arguments; given, the writer has nothing left to fill in.
     from pick_a_method.routing import read_rows, route
 
     step = route(read_rows(f"examples/{example}.jsonl"), model=MODEL, trainer="trl").next_step
     given = {"dataset": "my-org/refunds", "reward_funcs": ["my_rewards.refund_ok"]}
+    monkeypatch.chdir(tmp_path)  # the step's out, a file name, lands here
     result = trl_config(**{**step.arguments, **{need: given[need] for need in step.needs}})
     assert result.next_step.needs == [] and "<" not in result.config["dataset_name"]
     assert not any(str(v).startswith("<") for v in result.config.get("reward_funcs", []))

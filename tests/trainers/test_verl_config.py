@@ -175,7 +175,7 @@ def _placeholders(value):
 
 
 @pytest.mark.parametrize("example", ["mixed", "student"])
-def test_route_to_verl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path):
+def test_route_to_verl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
     # Issue 30, item 19: route --trainer verl listed train_files and reward_function, not val_files; filled in as
     # told, verl's dataloader met <val.parquet>. route's needs, each given a value, now leave no placeholder, and the
     # writer's own next step has nothing left to fill in (item 21: it says install, not "Fill in").
@@ -187,9 +187,10 @@ def test_route_to_verl_config_filled_in_as_told_leaves_nothing_to_fill(example, 
     given = {"train_files": str(tmp_path / "train.parquet"), "val_files": str(tmp_path / "val.parquet"),
              "reward_function": "reward.py:compute_score", "model": MODEL}
     args = {**step.arguments, **{need: given[need] for need in step.needs if need in given}}  # the data arguments
+    monkeypatch.chdir(tmp_path)  # the step's out, a file name, lands here
     result = verl_config(**args)
     assert _placeholders(result.config) == [] and result.next_step.needs == []
-    assert result.next_step.why.startswith("Save `text` as") and "Call verl_config again" not in result.next_step.why
+    assert result.next_step.why.startswith("Install the packages") and "again" not in result.next_step.why
     assert result.config["data"]["val_files"] == given["val_files"]
     if not _missing:
         verl_check.compose_overrides(result.overrides)  # verl's own config takes it
