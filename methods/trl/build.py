@@ -150,8 +150,9 @@ def trl_config(
                                 why=_WHY).resolve())
     shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
-    summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
-               f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
+    where = f"Wrote {path}" if path else f"Built {file_name} (not written)"
+    summary = (f"{where}: TRL {command} ({plan.label}) for {model}, {shape}, {'LoRA' if lora else 'full weights'}, "
+               f"{processes} process(es) on {nodes} node(s).")
     # `needs` holds what to fill in (an argument still a placeholder), what to install and what to check; the next
     # step names the arguments to fill in only, and says which of the three there are.
     to_fill = [arg for arg, key in (("dataset", "dataset_name"), ("reward_funcs", "reward_funcs"))
@@ -167,7 +168,8 @@ def trl_config(
     )
 
 
-def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool, run: str) -> str:
+def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool,
+                  run: str) -> str:
     """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
     text: call the writer again) from the install and the checks `needs` lists beside them."""
     if to_fill:

@@ -182,9 +182,9 @@ def verl_config(
     if nodes > 1:
         plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "
                           "the others); run the command on the head node only")
-    summary = (f"{'Wrote ' + path if path else f'Built {file_name} (not written)'}: verl {plan.label} for {model}, {steps} steps x "
-               f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
-               f"{nodes} node(s) x {gpus} GPU(s).")
+    where = f"Wrote {path}" if path else f"Built {file_name} (not written)"
+    summary = (f"{where}: verl {plan.label} for {model}, {steps} steps x {prompts * group} rollouts ({prompts} prompts "
+               f"x {group}), {'LoRA' if lora else 'full weights'}, {nodes} node(s) x {gpus} GPU(s).")
     # The next step names the arguments still to fill in (placeholders in the text) and tells them from the install.
     to_fill = [arg for arg in ("train_files", "val_files") if is_placeholder(keys.get(f"data.{arg}"))]
     why = next_step_why("verl_config", to_fill, file_name=f"{file_name} in the folder you run it from",
