@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,22 @@ class RunCost:
 THROUGHPUT_KEYS = ("inference_tokens_per_s_per_gpu", "trainer_tokens_per_s_per_gpu")
 GPU_ARGUMENT = ('gpus=<GPUs for the run> and throughput={"inference_tokens_per_s_per_gpu": <vLLM tokens/s per GPU>, '
                 '"trainer_tokens_per_s_per_gpu": <trainer tokens/s per GPU>}')
+TOKEN_COUNTS = ("token counts (completion_tokens, usage.completion_tokens, num_tokens or response_length on each row, "
+                "or map yours through fields={'tokens': ...})")
+
+
+def split_needs(cost: Any, throughput_given: bool) -> str:
+    """Why route gave no inference / trainer split for a run on `gpus`, naming each input still missing: the
+    rows' token counts (a step's token cost), route's `throughput`, or, where route sized no grouped run
+    (`cost` None), the split itself."""
+    if cost is None:
+        return "split them yourself with gpus={'inference': <n>, 'trainer': <m>} where one side needs more."
+    missing = [f"the rows' {m}" for m in getattr(cost, "missing", None) or [] if m.startswith("token counts (")]
+    if not throughput_given:
+        missing.append("the throughput argument (vLLM's and the trainer's tokens/s per GPU)")
+    if not missing:
+        return ""
+    return f"for the split that makes a step quickest, route needs {' and '.join(missing)}."
 
 
 def throughputs(throughput: Mapping[str, float] | None) -> tuple[float | None, float | None]:
@@ -108,8 +125,7 @@ def run_cost(*, group_size: int, prompts_per_step: int, steps: int, signal_chanc
         raise InputError(f"tokens has {len(t)} entries for {len(chance)} tasks", field="tokens")
     known = None if t is None else np.isfinite(t) & (t >= 0)
     if t is None or not known.any():
-        missing.append("token counts (completion_tokens, usage.completion_tokens, num_tokens or response_length "
-                       "on each row, or map yours through fields={'tokens': ...})")
+        missing.append(TOKEN_COUNTS)
         return RunCost(**out, missing=missing)
     mean_tokens = float(t[known].mean())
     tokens_per_step = rollouts * mean_tokens

@@ -21,7 +21,7 @@ from . import defaults as D
 from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
-from .forecast import advice_prior, cost_estimate, table_moments
+from .forecast import advice_prior, cost_estimate, split_needs, table_moments
 from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes,
                         unit)
 from .rows import display_name
@@ -245,8 +245,8 @@ def with_gpus(a: Asked, step: NextStep, cost: Any = None) -> NextStep:
         return step
     step.arguments["gpus"] = a.o.gpus
     if prime_rl:
-        step.why += (f" gpus={a.o.gpus}: the writer splits them evenly between vLLM and the trainer; give route "
-                     f"throughput for the split that makes a step quickest.")
+        step.why += (f" gpus={a.o.gpus}: the writer splits them evenly between vLLM and the trainer; "
+                     f"{split_needs(cost, a.o.throughput is not None)}")
     return step
 
 

@@ -21,6 +21,7 @@ from pick_a_method.methods.prime_rl.constants import (
     GROUP_RELATIVE_ALGOS,
     PRIME_RL_COMMIT,
     PRIME_RL_GPUS_PER_NODE,
+    PRIME_RL_TAG,
     PRIME_RL_VERSION,
 )
 from pick_a_method.methods.prime_rl import knobs as K
@@ -32,15 +33,15 @@ from pick_a_method.methods.prime_rl.args import (
     split_nodes,
 )
 from pick_a_method.methods.prime_rl import tasksets as T
-from pick_a_method.methods.prime_rl.overrides import apply_overrides, reconcile, snapshot
+from pick_a_method.methods.prime_rl.overrides import apply_overrides, custom_loss, reconcile, snapshot
 from pick_a_method.methods.prime_rl.plan import Plan, method_plan
 from pick_a_method.methods.prime_rl.renderers import (
-    ADDED_AFTER_0_1_9,
     MODEL_RENDERER_MAP,
+    NEWER_RENDERERS,
     RENDERER_NAMES,
-    RENDERERS_PIN,
     RENDERERS_VERSION,
     choose_renderer,
+    needs_newer_prime_rl,
 )
 from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 from pick_a_method.methods.prime_rl import report as R
@@ -49,7 +50,9 @@ from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
 from pick_a_method.common.methods import PRIME_RL
 from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
-from pick_a_method.common.write import write_config
+from pick_a_method.common.write import check_out, write_config
+
+_SUFFIXES, _WHY = (".toml",), "prime-rl picks the parser from the extension: .toml, .json or .yaml"
 
 # ================================================================================================
 # The result
@@ -158,7 +161,7 @@ def prime_rl_config(
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
     obj = resolve_method(method, knobs)
-    plan, label = method_plan(obj, model=model, lora=lora)
+    plan, label = method_plan(obj, model=model, lora=lora, custom_loss=custom_loss(overrides))
     inner = obj.inner if obj.name == "async" else obj
     warnings = plan.warnings
     check_tokenizers(tokenizers_match, inner, model, label, warnings)
@@ -177,7 +180,7 @@ def prime_rl_config(
     if node_split is not None:
         K.apply_nodes(config, node_split, per_node, slurm, name, label, run)
     elif slurm is not None:  # one node through SLURM (prime-rl's single_node_rl.sbatch.j2, configs/rl.py)
-        K.apply_slurm(config, slurm, name, label, run)
+        K.apply_slurm_node(config, slurm, name, label, run)
     K.apply_inference(config, max_model_len, gpu_memory_utilization, run)
     K.apply_eval(config, taskset, eval_taskset, eval_split, run)
     K.apply_scheduler(config, scheduler, warmup_steps, steps, run)
@@ -193,21 +196,28 @@ def prime_rl_config(
     if problems:
         raise ValueError(R.refusal(problems, bool(overrides)))
     _check_final(config, label, taskset, model, warnings)
+    held_in = R.eval_not_held_out(config, taskset)
+    if held_in:
+        warnings.append(held_in)
     notes = run.notes + R.version_notes(config, taskset, inner.name)
 
-    text = R.render(config, label, taskset, model, header_name="config.toml" if out is None else str(out))
+    # One file name throughout: `out` where given, else the trainer's default name for the method, in the header,
+    # the summary, the next step and the launch command alike.
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[PRIME_RL].out_name(label)
+    command = f"uv run rl @ {shlex.quote(file_name)}"
+    text = R.render(config, label, taskset, model, command=command)
     path_str: str | None = None
     if out is not None:
-        path_str = str(write_config(out, text, suffixes=(".toml",), why="prime-rl picks the parser from the extension: .toml, .json or .yaml",
-                                  overwrite=overwrite, allowed_roots=allowed_roots).resolve())
-    command = f"uv run rl @ {shlex.quote(path_str) if path_str else 'config.toml'}"
+        path_str = str(write_config(out, text, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
+                                    allowed_roots=allowed_roots).resolve())
     needs = R.needs(config, taskset, inner.name) + run.needs
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
         summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
-                         nodes=node_split),
-        next_step=R.next_step(config, label, taskset, inner.name, command, path=path_str),
+                         nodes=node_split, file_name=file_name),
+        next_step=R.next_step(config, inner.name, command, path=path_str, file_name=file_name),
         warnings=warnings,
         path=path_str,
         text=text,
@@ -231,6 +241,11 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
     """[orchestrator.renderer]: the caller's, or one chosen for the model (renderers.py). opsd scores its hint
     block with its own renderer, which must match a non-auto policy renderer (configs/algorithm.py)."""
     if renderer is not None:
+        if isinstance(renderer, str) and renderer.strip() in NEWER_RENDERERS:
+            raise ValueError(
+                f"{needs_newer_prime_rl(renderer.strip())} ({PRIME_RL_TAG} is the target here). Fix: renderer='default' "
+                "(DefaultRenderer calls the model's own chat template), or leave renderer out to let this tool choose."
+            )
         if not isinstance(renderer, str) or renderer.strip() not in RENDERER_NAMES:
             raise ValueError(
                 f"renderer {renderer!r} is not one of prime-rl's renderers (renderers {RENDERERS_VERSION}): "
@@ -254,11 +269,6 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
         config["orchestrator"]["renderer"] = {"name": name}
         if method == "opsd":
             config["orchestrator"]["algo"]["renderer"] = {"name": name}
-    if name in ADDED_AFTER_0_1_9 or model in ADDED_AFTER_0_1_9:
-        run.notes.append(
-            f"The renderer for {model} ({name}) is in renderers {RENDERERS_VERSION} but not 0.1.9; prime-rl 559b44772 "
-            f"pins renderers at {RENDERERS_PIN}, between the two: check it with `uv run rl @ <file> --dry-run`."
-        )
 
 
 def _check_batch(batch: int, group_size: int) -> None:

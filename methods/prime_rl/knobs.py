@@ -5,7 +5,7 @@ prime-rl's schema reads it, with the key recorded for ``honored``:
     checkpoint={interval, keep_last, resume} [ckpt] and [resume]
     run_name, output_dir                    run.name, output_dir (the run folder is output_dir/run.name)
     nodes, gpus (per node), slurm={...}     [deployment] type = "multi_node" + [slurm] (prime-rl's SLURM launcher);
-                                            slurm alone: one node through SLURM
+                                            slurm alone: one node through SLURM, gpus_per_node = the run's GPUs
     max_model_len, gpu_memory_utilization   [inference.vllm]
     eval_taskset, eval_split                [[orchestrator.eval.source]] env.taskset (and its name)
     scheduler, warmup_steps                 [trainer.scheduler]
@@ -173,6 +173,22 @@ def apply_slurm(config: dict[str, Any], slurm: Any, run_name: str | None, label:
     out.needs.append("a SLURM cluster: `rl` writes an sbatch script and submits it (sbatch)")
 
 
+def apply_slurm_node(config: dict[str, Any], slurm: Any, run_name: str | None, label: str, out: Applied) -> None:
+    """One node through SLURM: prime-rl's single_node_rl.sbatch.j2 asks for `--gres=gpu:<gpus_per_node>` (default 8,
+    src/prime_rl/entrypoints/rl.py renders it from deployment.gpus_per_node), so the node is sized to the GPUs the
+    run uses, not prime-rl's default."""
+    apply_slurm(config, slurm, run_name, label, out)
+    deployment = config["deployment"]
+    used = deployment["num_infer_gpus"] + deployment["num_train_gpus"]
+    deployment["gpus_per_node"] = max(used, deployment.get("gpus_per_node", 0))
+    out.honored["gpus"] = "deployment.num_infer_gpus, deployment.num_train_gpus, deployment.gpus_per_node"
+    out.notes.append(
+        f"SLURM: prime-rl's single-node sbatch template asks for gres gpu:{deployment['gpus_per_node']} (the run's "
+        "GPUs, deployment.gpus_per_node) and an exclusive node, so the job holds the whole node; for a node shared "
+        "with other jobs, set slurm's template_path to a copy of prime-rl's template without its exclusive line."
+    )
+
+
 def _lora_on(config: dict[str, Any]) -> bool:
     return "lora" in config["trainer"].get("model", {})
 
@@ -242,10 +258,6 @@ def apply_eval(config: dict[str, Any], taskset: str, eval_taskset: Any, eval_spl
     eval_source["env"]["taskset"].update(keys)
     for key in keys:
         out.honored["eval_split"] = f"orchestrator.eval.source.0.env.taskset.{key}"
-    train_keys = config["orchestrator"]["train"]["source"][0]["env"]["taskset"]
-    default = (T.split_table(ev) or ("", None, None))[2]
-    if keys and ev == taskset and all(train_keys.get(k, default) == v for k, v in keys.items()):
-        out.warnings.append(f"eval_split {eval_split!r} is the split the run trains on: the eval is not held out.")
     if eval_taskset is not None:
         out.honored["eval_taskset"] = "orchestrator.eval.source.0.env.taskset.id"
     config["orchestrator"]["eval"]["source"] = [eval_source]

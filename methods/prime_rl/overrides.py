@@ -36,6 +36,20 @@ def apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any]) -> lis
     return applied
 
 
+def custom_loss(overrides: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The custom [trainer.loss] the overrides set (a table, or its dotted keys), else None: it carries an Async
+    correction prime-rl has no loss for (plan.method_plan)."""
+    if not isinstance(overrides, Mapping):
+        return None
+    table = overrides.get("trainer.loss")
+    if isinstance(table, Mapping) and table.get("type") == "custom":
+        return dict(table)
+    if overrides.get("trainer.loss.type") == "custom":
+        prefix = "trainer.loss."
+        return {k[len(prefix):]: v for k, v in overrides.items() if isinstance(k, str) and k.startswith(prefix)}
+    return None
+
+
 def _plain(value: Any, key: str) -> Any:
     """A JSON-like copy of an override value (TOML has no null: None deletes the key)."""
     if value is None or isinstance(value, (str, bool, int, float)):

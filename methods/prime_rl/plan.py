@@ -235,14 +235,16 @@ def _async(obj: Any, *, model: str, lora: bool) -> Plan:
             if correction == "icepop"
             else f"tis (multiply by min(pi_train/pi_sampler, {obj.cap:g}))"
         )
+        kwargs = {"low": low, "high": high} if correction == "icepop" else {"cap": obj.cap}
         raise ValueError(
             f"prime-rl {PRIME_RL_TAG} has no {correction} correction: its loss types are default (DPPO+KL, masks on "
             f"the probability difference), ipo (ipo_threshold) and custom; no prime-rl version has an icepop or "
             f"tis loss. Fix: use correction='ipo' (keeps a token when |pi_train - pi_sampler| <= ipo_threshold, "
             f"default {D.ASYNC_IPO_THRESHOLD:g}), or write {what} as a custom loss: a Python function with the "
             "signature of the default loss in prime-rl's src/prime_rl/trainer/rl/loss.py, importable where the "
-            "trainer runs, then pass overrides={'trainer.loss': {'type': 'custom', 'import_path': "
-            "'your_module.your_loss', 'kwargs': {...}}} together with correction='ipo'."
+            f"trainer runs, then pass overrides={{'trainer.loss': {{'type': 'custom', 'import_path': "
+            f"'your_module.your_{correction}_loss', 'kwargs': {kwargs!r}}}}} with correction={correction!r} (the custom "
+            "loss carries it)."
         )
     plan = PLANS.plan_of(inner.info)(inner, model=model, lora=lora)
     plan.honored = {f"method.{k}": v for k, v in plan.honored.items()}
@@ -270,10 +272,25 @@ def _async(obj: Any, *, model: str, lora: bool) -> Plan:
     return plan
 
 
-def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
+def method_plan(obj: Any, *, model: str, lora: bool, custom_loss: dict[str, Any] | None = None) -> tuple[Plan, str]:
     """(the plan, the method's label in messages: its name, or "async <inner>"); a method prime-rl cannot run is
-    refused with the reason and the fix."""
-    return PLANS.plan_of(obj.info)(obj, model=model, lora=lora), obj.full_name
+    refused with the reason and the fix. ``custom_loss``: the caller's custom ``[trainer.loss]`` (an override),
+    which carries an Async icepop or tis correction prime-rl has no loss for."""
+    correction = getattr(obj, "correction", None)
+    if custom_loss is None or correction not in ("icepop", "tis") or obj.inner.info.distill:
+        return PLANS.plan_of(obj.info)(obj, model=model, lora=lora), obj.full_name
+    plan = PLANS.plan_of(obj.info)(obj.model_copy(update={"correction": "ipo"}), model=model, lora=lora)
+    plan.loss = None  # the override writes [trainer.loss]
+    plan.honored.pop("ipo_threshold", None)
+    plan.honored["correction"] = f"trainer.loss.import_path (your custom {correction} loss, from overrides)"
+    knob = "ratio" if correction == "icepop" else "cap"
+    del plan.ignored[knob]
+    if custom_loss.get("kwargs"):
+        plan.honored[knob] = "trainer.loss.kwargs (as your custom loss reads them)"
+    else:
+        plan.ignored[knob] = "your custom loss gets only trainer.loss.kwargs; pass it there."
+    plan.ignored["ipo_threshold"] = f"used only by an ipo correction; your custom loss carries {correction}."
+    return plan, obj.full_name
 
 
 def _is_thinking(model: str) -> bool:

@@ -9,12 +9,13 @@ prime-rl #2540 a model missing from that map is **rejected at config time**. So 
 3. anything else (a local folder, a fine-tune of an unknown family, Qwen2.5, Gemma 3, ...)
                                     -> ``default`` (``apply_chat_template``), with a warning.
 
-Facts, not code: the map and the renderer names below are read from the ``renderers`` wheel on
-PyPI, version 0.1.10 (``renderers/base.py`` MODEL_RENDERER_MAP, ``renderers/configs.py``
-RendererConfig). prime-rl 559b44772 pins the renderers submodule at commit 2846a3d ("bump renderers
-for Nemotron 3.5 (Lightning) renderer", #3239, 2026-08-11): an unreleased commit after 0.1.9 (which
-lacks the Nemotron 3.5 renderer) and at or before 0.1.10, the first release that has it. The entries
-0.1.10 added after 0.1.9 are listed in ``ADDED_AFTER_0_1_9``: the pin may lack some of them.
+Facts, not code: the map and the renderer names below are those of the renderers commit prime-rl
+559b44772 pins, 2846a3d ("bump renderers for Nemotron 3.5 (Lightning) renderer", prime-rl #3239),
+read from its ``renderers/base.py`` (MODEL_RENDERER_MAP, and RENDERER_REGISTRY's names, which
+create_renderer accepts). renderers 0.1.10, the first release after that commit, adds renderers the pin
+lacks (``NEWER_RENDERERS``): prime-rl 559b44772 refuses a config that names one, and 'auto' for a model
+mapped only there, so a model of those families gets ``default`` with a warning that its own renderer
+needs a prime-rl whose renderers pin is 0.1.10 or later.
 """
 
 from __future__ import annotations
@@ -22,18 +23,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RENDERERS_VERSION = "0.1.10"
 RENDERERS_PIN = "2846a3d"
+RENDERERS_VERSION = f"{RENDERERS_PIN} (the renderers commit prime-rl 559b44772 pins)"
+RENDERERS_RELEASE = "0.1.10"  # the first renderers release after the pin
 
-# renderers 0.1.10, renderers/configs.py: the `name` discriminator of every RendererConfig variant.
+# renderers 2846a3d, renderers/base.py: RENDERER_REGISTRY's names, plus "auto" (AutoRendererConfig).
 RENDERER_NAMES: tuple[str, ...] = (
-    "auto", "default", "qwen3", "prime-qwen3", "qwen3.5", "qwen3.6", "qwen3.8", "qwen3-vl", "gemma4",
-    "glm-5", "glm-5.1", "glm-4.5", "gpt-oss", "hy3", "inkling", "kimi-k2", "kimi-k2.5", "laguna-xs.2",
-    "laguna-m.1", "laguna-xs-2.1", "laguna-s-2.1", "llama-3", "minimax-m2", "nemotron-3", "nemotron-3-ultra",
-    "nemotron-3.5", "deepseek-v3", "deepseek-r1",
+    "auto", "default", "qwen3", "prime-qwen3", "qwen3-vl", "qwen3.5", "qwen3.6", "glm-5", "glm-5.1", "glm-4.5",
+    "minimax-m2", "deepseek-v3", "deepseek-r1", "hy3", "kimi-k2", "kimi-k2.5", "laguna-xs.2", "laguna-m.1",
+    "laguna-xs-2.1", "llama-3", "nemotron-3", "nemotron-3-ultra", "nemotron-3.5", "gpt-oss",
 )
 
-# renderers 0.1.10, renderers/base.py: MODEL_RENDERER_MAP (model id -> renderer name), grouped by renderer.
+# Renderers of renderers 0.1.10 the pin lacks (a diff of the 0.1.10 wheel's renderers/configs.py against the
+# pin's registry), with the models 0.1.10 maps to them.
+NEWER_RENDERERS: dict[str, tuple[str, ...]] = {
+    "qwen3.8": ("Qwen/Qwen3.8-27B",),
+    "gemma4": ("google/gemma-4-E2B-it", "google/gemma-4-E4B-it", "google/gemma-4-26B-A4B-it", "google/gemma-4-31B-it"),
+    "inkling": ("thinkingmachines/Inkling", "thinkingmachines/Inkling-Small"),
+    "laguna-s-2.1": ("poolside/Laguna-S-2.1",),
+}
+
+# renderers 2846a3d, renderers/base.py: MODEL_RENDERER_MAP (model id -> renderer name), grouped by renderer.
 _MAP_BY_RENDERER: dict[str, tuple[str, ...]] = {
     "qwen3": (
         "Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B", "Qwen/Qwen3-4B", "Qwen/Qwen3-4B-Instruct-2507",
@@ -46,9 +56,7 @@ _MAP_BY_RENDERER: dict[str, tuple[str, ...]] = {
         "Qwen/Qwen3.5-122B-A10B", "Qwen/Qwen3.5-397B-A17B",
     ),
     "qwen3.6": ("Qwen/Qwen3.6-35B-A3B",),
-    "qwen3.8": ("Qwen/Qwen3.8-27B",),
     "qwen3-vl": ("Qwen/Qwen3-VL-4B-Instruct", "Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct"),
-    "gemma4": ("google/gemma-4-E2B-it", "google/gemma-4-E4B-it", "google/gemma-4-26B-A4B-it", "google/gemma-4-31B-it"),
     "glm-5": ("zai-org/GLM-5", "zai-org/GLM-5-FP8", "zai-org/GLM-4.7-Flash"),
     "glm-5.1": ("zai-org/GLM-5.1",),
     "glm-4.5": ("THUDM/GLM-4.5-Air", "zai-org/GLM-4.5-Air"),
@@ -64,24 +72,23 @@ _MAP_BY_RENDERER: dict[str, tuple[str, ...]] = {
     "laguna-xs.2": ("poolside/Laguna-XS.2",),
     "laguna-m.1": ("poolside/Laguna-M.1",),
     "laguna-xs-2.1": ("poolside/Laguna-XS-2.1",),
-    "laguna-s-2.1": ("poolside/Laguna-S-2.1",),
     "gpt-oss": ("openai/gpt-oss-20b", "openai/gpt-oss-120b"),
-    "inkling": ("thinkingmachines/Inkling", "thinkingmachines/Inkling-Small"),
     "hy3": ("tencent/Hy3", "tencent/Hy3-FP8"),
 }
 MODEL_RENDERER_MAP: dict[str, str] = {m: r for r, models in _MAP_BY_RENDERER.items() for m in models}
 
-# Entries of 0.1.10 that 0.1.9 lacks (a diff of the two wheels): the pin sits between the two.
-ADDED_AFTER_0_1_9: frozenset[str] = frozenset({
-    "Qwen/Qwen3.8-27B", "google/gemma-4-E2B-it", "google/gemma-4-E4B-it", "google/gemma-4-26B-A4B-it",
-    "google/gemma-4-31B-it", "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16", "poolside/Laguna-M.1",
-    "poolside/Laguna-S-2.1", "thinkingmachines/Inkling", "thinkingmachines/Inkling-Small",
-    "qwen3.8", "gemma4", "inkling", "laguna-m.1", "laguna-s-2.1",
-})
+
+def needs_newer_prime_rl(name: str) -> str:
+    """Why a renderer of a later renderers release cannot be written for prime-rl 559b44772, and what can."""
+    return (f"renderer {name!r} came with renderers {RENDERERS_RELEASE}; prime-rl 559b44772 pins renderers at "
+            f"{RENDERERS_PIN}, which lacks it, and refuses a config that names it. It needs a prime-rl commit whose "
+            f"renderers pin is {RENDERERS_RELEASE} or later")
+
 
 # Families recognised from a model's name (its last path part, so fine-tunes and local folders
 # match): (pattern, renderer, family). First match wins; order matters (Qwen3.5 before Qwen3).
-# Each renderer is one of the names above; a family with no renderer in prime-rl (Qwen2.5, Gemma 3,
+# Each renderer is one of the names above or of NEWER_RENDERERS (then 'default' is written, with a warning that
+# says which prime-rl has it); a family with no renderer in renderers at all (Qwen2.5, Gemma 3,
 # Mistral, Phi, base Llama without a chat template...) falls through to "default".
 FAMILIES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
     (re.compile(pattern, re.I), renderer, family)
@@ -111,6 +118,7 @@ FAMILIES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (r"nemotron-?3", "nemotron-3", "Nemotron 3"),
         (r"hy3(?!-preview)", "hy3", "Hunyuan Hy3"),
         (r"inkling", "inkling", "Inkling"),
+        (r"laguna-s-2\.1", "laguna-s-2.1", "Laguna-S-2.1"),
     )
 )
 
@@ -131,13 +139,21 @@ def choose_renderer(model: str) -> RendererChoice:
     )
     for pattern, renderer, family in FAMILIES:
         # PrimeIntellect's family is named by its owner; the others by the last path part.
-        if pattern.search(model if family.startswith("PrimeIntellect") else _last_part(model)):
-            return RendererChoice(renderer, "family", (
-                f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}, so prime-rl rejects "
-                f"renderer 'auto' for it; its name reads as {family}, so the config sets [orchestrator.renderer] "
-                f"name = {renderer!r}. That is right only if its chat template is {family}'s: for a fine-tune "
-                f"with its own template pass renderer='default' (DefaultRenderer calls apply_chat_template). {fix}."
+        if not pattern.search(model if family.startswith("PrimeIntellect") else _last_part(model)):
+            continue
+        if renderer in NEWER_RENDERERS:
+            return RendererChoice("default", "default", (
+                f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}; it reads as {family}, "
+                f"whose {needs_newer_prime_rl(renderer)}. So the config sets [orchestrator.renderer] name = 'default' "
+                "(DefaultRenderer calls the tokenizer's apply_chat_template), which prime-rl 559b44772 accepts; pass "
+                "renderer='default' to keep it without this warning."
             ))
+        return RendererChoice(renderer, "family", (
+            f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION}, so prime-rl rejects "
+            f"renderer 'auto' for it; its name reads as {family}, so the config sets [orchestrator.renderer] "
+            f"name = {renderer!r}. That is right only if its chat template is {family}'s: for a fine-tune "
+            f"with its own template pass renderer='default' (DefaultRenderer calls apply_chat_template). {fix}."
+        ))
     return RendererChoice("default", "default", (
         f"{model} is not in the MODEL_RENDERER_MAP of renderers {RENDERERS_VERSION} and its name matches no family "
         "prime-rl has a renderer for, so the config sets [orchestrator.renderer] name = 'default' "

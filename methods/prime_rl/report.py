@@ -48,10 +48,6 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
         "rejected by v0.7.x and earlier, and later commits may rename keys. Validate on the GPU machine with "
         "`uv run rl @ <file> --dry-run --output-dir <scratch> --run.name check`."
     )
-    eval_sources = get_path(config, "orchestrator.eval.source", []) or []
-    if any(s.get("env") == config["orchestrator"]["train"]["source"][0].get("env") for s in eval_sources):
-        notes.append(f"The eval block reads the training taskset and split; for a held-out check "
-                     f"{T.eval_split_advice(taskset)}.")
     if "inference" in config and get_path(config, "inference.vllm.max_model_len") is None:
         notes.append(
             f"inference.vllm.max_model_len is unset, so vLLM serves the model's full context while the trainer cuts "
@@ -64,6 +60,26 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
             "then as a top-level field; the taskset's rows must carry it."
         )
     return notes
+
+
+def eval_not_held_out(config: dict[str, Any], taskset: str) -> str | None:
+    """A warning when an eval source reads the tasks a train source trains on (the same env: taskset and split):
+    its scores then measure training tasks, not the held-out ones route's advice says to freeze."""
+    def tasks(source: Any) -> Any:  # the env with the split its taskset reads by default written out
+        env = source.get("env") if isinstance(source, dict) else None
+        if not isinstance(env, dict) or not isinstance(env.get("taskset"), dict):
+            return env
+        split = T.split_table(str(env["taskset"].get("id", "")))
+        return env if split is None else {**env, "taskset": {split[0]: split[2], **env["taskset"]}}
+
+    train = [tasks(s) for s in get_path(config, "orchestrator.train.source", []) or []]
+    same = [tasks(s) for s in get_path(config, "orchestrator.eval.source", []) or [] if tasks(s) in train]
+    if not same:
+        return None
+    split = T.split_table(taskset)
+    where = f"{taskset}'s {same[0]['taskset'][split[0]]!r} split" if split else f"the {taskset} tasks"
+    return (f"The eval block reads the tasks the run trains on ({where}): its scores are not held out, and route's "
+            f"advice is to freeze held-out tasks. For a held-out eval, {T.eval_split_advice(taskset)}.")
 
 
 _BOUND = re.compile(r"^([\w.]+): must (?:be (>=|>|<=|<) |not be (empty))")
@@ -89,11 +105,11 @@ def refusal(problems: list[str], overrides: bool) -> str:
     return ". ".join(parts) + (". Fix the overrides or arguments named above." if overrides else ".")
 
 
-def render(config: dict[str, Any], label: str, taskset: str, model: str, *, header_name: str) -> str:
+def render(config: dict[str, Any], label: str, taskset: str, model: str, *, command: str) -> str:
     """The TOML text, under a two-line header, checked to read back as ``config``."""
     header = (
         f"# prime-rl `rl` config: {_one_line(label)} on taskset {_one_line(taskset)}, model {_one_line(model)}.\n"
-        f"# Written by pick-a-method for prime-rl {PRIME_RL_VERSION}. Launch: uv run rl @ {_one_line(header_name)}\n"
+        f"# Written by pick-a-method for prime-rl {PRIME_RL_VERSION}. Launch: {_one_line(command)}\n"
     )
     text = header + tomli_w.dumps(config)
     if tomllib.loads(text) != config:  # pragma: no cover - a TOML library bug would land here
@@ -103,14 +119,14 @@ def render(config: dict[str, Any], label: str, taskset: str, model: str, *, head
 
 def summary(
     config: dict[str, Any], label: str, taskset: str, model: str, *, steps: int, lora: bool, gpus: tuple[int, int],
-    path: str | None, nodes: tuple[int, int] | None,
+    path: str | None, nodes: tuple[int, int] | None, file_name: str,
 ) -> str:
     """One sentence on what was built; batch and group are read from the final config, so overrides show."""
     group = get_path(config, "orchestrator.group_size", 1)
     batch = get_path(config, "orchestrator.batch_size")
     prompts = batch // group if isinstance(batch, int) and group else None
     shape = f"{steps} steps x {batch} rollouts ({prompts} prompts x {group})" if prompts else f"{steps} steps"
-    where = f"Wrote {path}" if path else "Built (not written)"
+    where = f"Wrote {path}" if path else f"Built {file_name} (not written)"
     n_infer, n_train = gpus
     hardware = f"{n_infer} inference + {n_train} trainer GPU(s)"
     if nodes is not None:
@@ -118,25 +134,17 @@ def summary(
     return f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, {'LoRA' if lora else 'full weights'}, {hardware}."
 
 
-def next_step(
-    config: dict[str, Any], label: str, taskset: str, method: str, command: str, *, path: str | None
-) -> NextStep:
+def next_step(config: dict[str, Any], method: str, command: str, *, path: str | None, file_name: str) -> NextStep:
     if path:
         why = "Run it from a prime-rl checkout at the targeted commit on the GPU machine."
     else:
         why = (
-            "Save `text` as a .toml file (or call prime_rl_config again with out=<path>), then run the command from "
+            f"Save `text` as {file_name} (or call prime_rl_config again with out=<path>), then run the command from "
             "a prime-rl checkout at the targeted commit on the GPU machine."
         )
     if method == "opd":
         why += f" Start the teacher server ({get_path(config, 'orchestrator.algo.teacher.base_url')}) first; `rl` does not."
-    if not path:
-        why += f" A name for the file: {_slug(taskset)}-{_slug(label)}.toml."
     return NextStep(why=why, command=command)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "config"
 
 
 def _one_line(text: str) -> str:

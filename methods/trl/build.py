@@ -8,6 +8,7 @@ the launch command.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -21,17 +22,18 @@ from pick_a_method.methods.config_result import (
     as_int,
     check_text,
     override_pairs,
-    placeholder,
     resolve_method,
     to_yaml,
 )
-from pick_a_method.common.write import write_config
+from pick_a_method.common.methods import TRL
+from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
+from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
+from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
-from pick_a_method.methods.trl.plan import method_plan, reward_placeholder
-from pick_a_method.common.next_step import NextStep
-from pick_a_method.common.trainers import BATCH, STEPS
+from pick_a_method.methods.trl.plan import method_plan
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
+_SUFFIXES, _WHY = (".yaml", ".yml"), "the `trl` CLI reads a YAML file"
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
                 "vllm_importance_sampling_mode")
 
@@ -87,12 +89,14 @@ def trl_config(
     processes = gpus * nodes
     per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"),
                                             whole_groups_per_process=plan.whole_groups_per_process)
+    # An argument still to fill in is written as <its name> and listed in `needs` under that name (what TRL's key
+    # is, said once: `dataset` becomes dataset_name).
     config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
-                              "dataset_name": dataset or placeholder("your dataset")}
+                              "dataset_name": dataset or placeholder("dataset")}
     if dataset is None:
-        plan.needs.insert(0, "dataset_name: the training dataset (a Hugging Face id or a local folder)")
+        plan.needs.insert(0, "dataset: the training dataset, a Hugging Face id or a local folder (TRL's dataset_name)")
     if command == "grpo":
-        config["reward_funcs"] = funcs or [reward_placeholder()]
+        config["reward_funcs"] = funcs or [placeholder("reward_funcs")]
         if not funcs and not any(n.startswith("reward_funcs") for n in plan.needs):
             plan.needs.append("reward_funcs: your reward function as a dotted import path (it gets prompts, "
                               "completions and the dataset's columns, and returns one float per completion), or a "
@@ -127,9 +131,13 @@ def trl_config(
         honored[key] = f"{key} (override, as given)"
 
     if command == "grpo":
-        _generation_batch(config, processes, dict(pairs), plan.notes)
+        _generation_batch(config, processes, dict(pairs), plan.notes,
+                          whole_groups_per_process=plan.whole_groups_per_process)
     plan.needs.extend(_imports_and_columns(command, config))
-    launch = _command(command, out, processes, nodes, gpus)
+    # One file name throughout: `out` where given, else the trainer's default name for the method.
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[TRL].out_name(plan.label)
+    launch = _command(command, file_name, processes, nodes, gpus)
     if nodes > 1:
         plan.needs.append("MACHINE_RANK (0 on the main node, 1.. on the others) and MAIN_PROCESS_IP (the main node's "
                           "address) in the environment of every node, which all run the command")
@@ -138,24 +146,49 @@ def trl_config(
     text = header + to_yaml(config)
     path = None
     if out is not None:
-        path = str(write_config(out, text, suffixes=(".yaml", ".yml"), overwrite=overwrite, allowed_roots=allowed_roots,
-                              why="the `trl` CLI reads a YAML file").resolve())
-        launch = _command(command, path, processes, nodes, gpus)
+        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
+                                why=_WHY).resolve())
     shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
-    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: TRL {command} ({plan.label}) for {model}, {shape}, "
-               f"{'LoRA' if lora else 'full weights'}, {processes} process(es) on {nodes} node(s).")
-    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
-    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
-           f"on the GPU machine with TRL {C.TRL_VERSION}.")
-    if not path:
-        why += f" Save `text` first, e.g. as {_slug(plan.label)}-trl.yaml (or pass out=...)."
+    where = f"Wrote {path}" if path else f"Built {file_name} (not written)"
+    summary = (f"{where}: TRL {command} ({plan.label}) for {model}, {shape}, {'LoRA' if lora else 'full weights'}, "
+               f"{processes} process(es) on {nodes} node(s).")
+    # `needs` holds what to fill in (an argument still a placeholder), what to install and what to check; the next
+    # step names the arguments to fill in only, and says which of the three there are.
+    to_fill = [arg for arg, key in (("dataset", "dataset_name"), ("reward_funcs", "reward_funcs"))
+               if any(map(is_placeholder, _values(config.get(key))))]
+    why = next_step_why("trl_config", to_fill, file_name=file_name, written=bool(path),
+                        check_columns=any(n.startswith("dataset columns:") for n in plan.needs),
+                        run=f"run the command on the GPU machine with TRL {C.TRL_VERSION}")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="trl", trainer_version=C.TRL_VERSION, summary=summary,
-        next_step=NextStep(command=launch, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        next_step=NextStep(command=launch, needs=to_fill, why=why),
         warnings=plan.warnings, path=path, text=text, config=config, method=plan.label, model=model,
         honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=launch, notes=plan.notes,
     )
+
+
+def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool,
+                  run: str) -> str:
+    """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
+    text: call the writer again) from the install and the checks `needs` lists beside them."""
+    if to_fill:
+        steps = [f"Call {tool} again with {' and '.join(a + '=...' for a in to_fill)} (the text holds "
+                 f"{', '.join(placeholder(a) for a in to_fill)} for them)" + (" and overwrite=True" if written else
+                                                                            f", then save its text as {file_name}")]
+    elif not written:
+        steps = [f"Save `text` as {file_name} (or call {tool} again with out=<path>)"]
+    else:
+        steps = []
+    steps.append("install the packages `needs` names")
+    if check_columns:
+        steps.append("check that the dataset has the columns it names")
+    text = "; ".join(steps) + f"; then {run}."
+    return text[0].upper() + text[1:]
+
+
+def _values(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def _reward_funcs(value: Any) -> list[str]:
@@ -173,27 +206,57 @@ def _reward_funcs(value: Any) -> list[str]:
     return out
 
 
-def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str]) -> None:
-    """Write GRPO's generation batch from the final config. The `trl` launcher parses the config once at world size 1
-    before `accelerate launch`, each process again at the real one; GRPOConfig derives the generation batch from the
-    world size unless it is given, and the launcher's (per device x 1 x accumulation) need not hold whole groups.
-    Given, it holds in both. Overrides that set it (or steps_per_generation, which TRL refuses beside it) win."""
-    if {"generation_batch_size", "steps_per_generation"} & set(overrides):
-        return
+def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str], *,
+                      whole_groups_per_process: bool) -> None:
+    """Write GRPO's generation batch from the final config, and check it there (after the overrides). The `trl`
+    launcher parses the config once at world size 1 before `accelerate launch`, each process again at the real one;
+    GRPOConfig derives the generation batch from the world size unless it is given, and the launcher's (per device
+    x 1 x accumulation) need not hold whole groups. Given, it holds in both. Overrides that set it (or
+    steps_per_generation, which TRL refuses beside it) win. ``whole_groups_per_process``: each process's slice of
+    it (generation_batch_size / processes, GRPOConfig.__post_init__) must hold whole groups too."""
     per_device, accumulation = config["per_device_train_batch_size"], config.get("gradient_accumulation_steps", 1)
     group = config["num_generations"]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (per_device, accumulation, group)):
-        return  # an override of another type: TRL's own parse names it
-    generation = per_device * processes * accumulation
+    given = [k for k in ("generation_batch_size", "steps_per_generation") if k in overrides]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+               for v in (per_device, accumulation, group, *(config.get(k) for k in given))):
+        return  # an override of another type (or a deletion): TRL's own parse names it
+    if "generation_batch_size" in given:
+        generation = config["generation_batch_size"]
+    else:
+        steps = config["steps_per_generation"] if given else accumulation
+        generation = per_device * processes * steps
     if generation % group:
         raise ValueError(f"overrides make a generation {per_device} per device x {processes} process(es) x "
                          f"{accumulation} accumulation = {generation} completions, not whole groups of {group}: TRL "
                          f"refuses it. Fix: per_device_train_batch_size and gradient_accumulation_steps whose product "
                          f"x {processes} is a multiple of {group}, or set generation_batch_size in overrides")
+    if whole_groups_per_process and generation % (processes * group):
+        _refuse_split_groups(generation, processes, group, per_device, given)
+    if given:
+        return
     config["generation_batch_size"] = generation
     notes.append(f"generation_batch_size {generation}: {per_device} per device x {processes} process(es) x "
                  f"{accumulation} accumulation, written out so that TRL's launcher (world size 1) and every process "
                  f"(world size {processes}) read the same whole groups.")
+
+
+def _refuse_split_groups(generation: int, processes: int, group: int, per_device: int, given: list[str]) -> None:
+    """groupwise_grading with a final config whose processes get part of a group: the run stops at its first step
+    (GroupwiseGrading.shape gets a slice that does not split into groups). The fix names overrides that hold."""
+    if "generation_batch_size" in given:  # a multiple of processes x group, and of the global batch (TRL's own rule)
+        unit = math.lcm(processes * group, per_device * processes)
+        low = generation // unit * unit
+        fix = " or ".join(f"overrides={{'generation_batch_size': {n}}}" for n in (low, low + unit) if n)
+    else:  # the slice is per_device x steps (accumulation, or steps_per_generation where given)
+        steps = group // math.gcd(per_device, group)
+        key = given[0] if given else "gradient_accumulation_steps"
+        fix = (f"overrides={{'per_device_train_batch_size': {per_device}, {key!r}: {steps}}} ({per_device} x {steps} "
+               f"= {per_device * steps} completions a process), or leave per_device_train_batch_size to the writer")
+    raise ValueError(
+        f"groupwise_grading's reward function sees one process's slice of each generation batch, and the overrides "
+        f"make it {generation} completions / {processes} processes = {generation / processes:g}, not whole groups of "
+        f"{group}: the run stops at its first step (GroupwiseGrading.shape cannot split the rewards into groups). "
+        f"Fix: {fix}.")
 
 
 def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
@@ -218,8 +281,8 @@ def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
         columns = [f"{C.PROMPT_COLUMN} (the prompts the {'GRPOTrainer' if command == 'grpo' else 'DistillationTrainer'} "
                    "samples from)"]
         for name in rewards:
-            columns += [f"{col} (read by {name})" for col in C.TRL_REWARDS[name][1]
-                        if not any(c.startswith(col + " ") for c in columns)]
+            columns += [f"{col} (read by {name}" + (f": {C.COLUMN_HOLDS[col]})" if col in C.COLUMN_HOLDS else ")")
+                        for col in C.TRL_REWARDS[name][1] if not any(c.startswith(col + " ") for c in columns)]
         needs.append(f"dataset columns: {', '.join(columns)}; a dataset with other names (openai/gsm8k has question "
                      "and answer) needs them renamed or mapped first")
     return needs
@@ -255,8 +318,8 @@ def _nearest(batch: int, unit: int) -> str:
     return f"batch={low} or batch={low + unit}" if low else f"batch={unit}"
 
 
-def _command(command: str, out: Any, processes: int, nodes: int, gpus: int) -> str:
-    parts = ["trl", command, "--config", str(out) if out is not None else f"{command}.yaml"]
+def _command(command: str, file_name: str, processes: int, nodes: int, gpus: int) -> str:
+    parts = ["trl", command, "--config", file_name]
     if processes > 1:
         parts += ["--accelerate_config", C.MULTI_GPU_ACCELERATE, "--num_processes", str(processes)]
     if nodes > 1:

@@ -48,6 +48,19 @@ TRL_REWARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "get_soft_overlong_punishment": ((), ()),
 }
 
+# What a reward's column must hold for the reward to carry a signal. accuracy_reward (and reasoning_accuracy_reward)
+# parse the column with math_verify's parse() and return None for a row it cannot parse (trl/rewards/
+# accuracy_rewards.py: "If gold is not parseable -> return None to skip the example"); the completion's answer is
+# read as LaTeX with no unanchored extraction, \boxed first. Checked with math-verify 0.9.0: parse("72"), "0.5",
+# "\frac{1}{3}" and a GSM8K worked answer ending "#### 72" (its last number) parse; "Paris" and "B" do not; in a
+# completion "\boxed{72}" parses and "The answer is 72" does not.
+COLUMN_HOLDS: dict[str, str] = {
+    "solution": ("the answer as a number or LaTeX that math_verify parses (72, 0.5, \\frac{1}{3}; in a worked "
+                 "solution it takes the last number); a row it cannot parse (words such as Paris, a choice letter such "
+                 "as B) gets no reward, so a column of them trains with zero signal; and a completion scores only with "
+                 "its answer in LaTeX, e.g. \\boxed{72}"),
+}
+
 # GRPOTrainer and DistillationTrainer read the prompts from this column (their train_dataset docs: "It must
 # include a column `prompt`"); any other column reaches the reward functions as a keyword argument.
 PROMPT_COLUMN = "prompt"

@@ -235,12 +235,12 @@ def _supervised(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> tuple[str, flo
             raise ValueError(f"beta must be a number > 0 (DPO's KL strength, default {C.DPO_BETA:g}); got {show(beta)}")
         plan.keys.update(beta=float(beta), loss_type=[C.DPO_LOSS_TYPE])
         plan.honored["beta"] = "beta"
-        plan.needs.append("dataset_name: a preference dataset with prompt, chosen and rejected columns (better/worse "
-                          "replies to the same prompt)")
+        plan.needs.append("dataset columns: prompt, chosen and rejected (a preference dataset: better/worse replies "
+                          "to the same prompt)")
         default = C.DPO_LEARNING_RATE_LORA if lora else C.DPO_LEARNING_RATE_FULL
     else:
-        plan.needs.append("dataset_name: an SFT dataset with prompt and completion (or messages) columns, e.g. the "
-                          "passing rows or a stronger model's completions")
+        plan.needs.append("dataset columns: prompt and completion (or messages), e.g. the passing rows or a stronger "
+                          "model's completions")
         default = C.SFT_LEARNING_RATE_LORA if lora else C.SFT_LEARNING_RATE_FULL
     lr = knobs.get("learning_rate", default)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:

@@ -23,12 +23,15 @@ from pick_a_method.methods.config_result import (
     as_int,
     check_text,
     override_pairs,
-    placeholder,
     resolve_method,
     to_yaml,
     yaml_scalar,
 )
-from pick_a_method.common.write import write_config
+from pick_a_method.common.next_step import is_placeholder, placeholder
+from pick_a_method.methods.trl.build import next_step_why
+from pick_a_method.common.methods import VERL
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.verl.plan import (
     ACTOR,
     DISTILL,
@@ -47,6 +50,7 @@ MICRO_BATCH_PER_GPU = 4
 # The primary config the YAML form extends: verl's packaged trainer config.
 SEARCHPATH = "pkg://verl.trainer.config"
 ENTRY = "python -m verl.trainer.main_ppo"
+_SUFFIXES, _WHY = (".yaml",), "Hydra reads <name>.yaml from --config-path"
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_/.-]*")  # Hydra reads these unquoted as the same string
 _METHOD_KEYS = ("algorithm.adv_estimator", f"{ACTOR}.loss_agg_mode", f"{ACTOR}.policy_loss.loss_mode",
                 "algorithm.norm_adv_by_std_in_grpo", f"{ROLLOUT}.n")
@@ -109,8 +113,8 @@ def verl_config(
         f"{ROLLOUT}.tensor_model_parallel_size": 1,
         f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": MICRO_BATCH_PER_GPU,
-        "data.train_files": train or placeholder("train.parquet"),
-        "data.val_files": val or placeholder("val.parquet"),
+        "data.train_files": train or placeholder("train_files"),
+        "data.val_files": val or placeholder("val_files"),
         "data.train_batch_size": prompts,
         "data.max_prompt_length": D.PRIME_RL_PROMPT_TOKENS,
         "trainer.nnodes": nodes,
@@ -122,17 +126,21 @@ def verl_config(
     }
     plan.notes.append(f"rollout tensor_model_parallel_size 1 and micro-batches of {MICRO_BATCH_PER_GPU} per GPU are "
                       "memory settings: raise the parallel size for a model that does not fit one GPU.")
+    # An argument still to fill in is written as <its name> and listed in `needs` under that name (verl's key, said
+    # once); the data arguments are common.trainers' for verl: train_files, val_files, reward_function.
     if train is None:
-        plan.needs.insert(0, "data.train_files: verl RL parquet (columns prompt as a chat list, data_source, "
-                             "reward_model.ground_truth), e.g. from verl's examples/data_preprocess scripts")
+        plan.needs.insert(0, "train_files: verl RL parquet files (data.train_files; columns prompt as a chat list, "
+                             "data_source, reward_model.ground_truth), e.g. from verl's examples/data_preprocess scripts")
     if val is None:
-        plan.needs.append("data.val_files: a held-out parquet in the same format")
+        plan.needs.insert(1 if train is None else 0, "val_files: held-out parquet files in the same format "
+                                                     "(data.val_files: verl's dataloader reads them to validate)")
     if reward_function:
         path, name = reward_function.rsplit(":", 1)
         keys.update({"reward.custom_reward_function.path": path, "reward.custom_reward_function.name": name})
     elif not obj.info.teacher:  # OPD trains on the teacher signal alone (use_task_rewards false)
-        plan.needs.append("reward function: verl scores each row with its built-in scorer for the row's data_source "
-                          "(gsm8k, math, ...); for your own grader pass reward_function='reward.py:compute_score'")
+        plan.needs.append("reward_function (optional): without it verl scores each row with its built-in scorer for "
+                          "the row's data_source (gsm8k, math, ...); for your own grader pass "
+                          "reward_function='reward.py:compute_score'")
     if lora:
         keys.update({"actor_rollout_ref.model.lora_rank": D.TRAINING_LORA_RANK,
                      "actor_rollout_ref.model.lora_alpha": D.TRAINING_LORA_ALPHA,
@@ -157,29 +165,35 @@ def verl_config(
     for k, v in keys.items():
         set_path(nested, k, v)
     document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
+    # One file name throughout: `out` where given, else the trainer's default name for the method. Hydra reads
+    # <name>.yaml from --config-path, which must be absolute (a relative one is read beside main_ppo.py).
+    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
+    file_name = str(target) if target else TRAINERS[VERL].out_name(plan.label)
+    folder = shlex.quote(str(target.parent)) if target else '"$PWD"'
+    command = f"{ENTRY} --config-path {folder} --config-name {shlex.quote(Path(file_name).stem)}"
     header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
-              f"verl {VERL_VERSION}.\n# Launch: {ENTRY} --config-path <this folder> --config-name <this file's name>\n")
+              f"verl {VERL_VERSION}.\n# Launch: {_one_line(command)}\n")
     text = header + to_yaml(document)
     path = None
     if out is not None:
-        path = str(write_config(out, text, suffixes=(".yaml",), overwrite=overwrite, allowed_roots=allowed_roots,
-                              why="Hydra reads <name>.yaml from --config-path").resolve())
-        command = f"{ENTRY} --config-path {shlex.quote(str(Path(path).parent))} --config-name {shlex.quote(Path(path).stem)}"
-    else:
-        command = " ".join([ENTRY, *(shlex.quote(o) for o in overrides_list)])
+        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
+                                why=_WHY).resolve())
     plan.needs.append(_packages(keys))
     if nodes > 1:
         plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "
                           "the others); run the command on the head node only")
-    summary = (f"{'Wrote ' + path if path else 'Built (not written)'}: verl {plan.label} for {model}, {steps} steps x "
-               f"{prompts * group} rollouts ({prompts} prompts x {group}), {'LoRA' if lora else 'full weights'}, "
-               f"{nodes} node(s) x {gpus} GPU(s).")
-    to_fill = [n for n in plan.needs if not n.startswith("packages:")]  # an install is always listed
-    why = (f"{'Fill in what `needs` lists and install' if to_fill else 'Install'} its packages, then run the command "
-           f"with verl {VERL_VERSION} (it starts Ray).")
+    where = f"Wrote {path}" if path else f"Built {file_name} (not written)"
+    summary = (f"{where}: verl {plan.label} for {model}, {steps} steps x {prompts * group} rollouts ({prompts} prompts "
+               f"x {group}), {'LoRA' if lora else 'full weights'}, {nodes} node(s) x {gpus} GPU(s).")
+    # The next step names the arguments still to fill in (placeholders in the text) and tells them from the install.
+    to_fill = [arg for arg in ("train_files", "val_files") if is_placeholder(keys.get(f"data.{arg}"))]
+    why = next_step_why("verl_config", to_fill, file_name=f"{file_name} in the folder you run it from",
+                        written=bool(path), check_columns=False,
+                        run=f"run the command with verl {VERL_VERSION} (it starts Ray; `overrides` holds the same "
+                            "config as command-line overrides)")
     return TrainerConfig(
         verdict="written" if path else "ready", trainer="verl", trainer_version=VERL_VERSION, summary=summary,
-        next_step=NextStep(command=command, needs=[n.split(":")[0] for n in plan.needs], why=why),
+        next_step=NextStep(command=command, needs=to_fill, why=why),
         warnings=plan.warnings, path=path, text=text, config=document, method=plan.label, model=model,
         honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=command, notes=plan.notes,
         overrides=overrides_list,

@@ -75,10 +75,11 @@ _EVAL_SOURCE = {k: v for k, v in _SOURCE.items() if not k.startswith("sampling."
 }
 
 # Renderer names (renderers 0.1.10, renderers/configs.py RendererConfig): written out again here, on purpose.
-RENDERERS = ("auto", "default", "qwen3", "prime-qwen3", "qwen3.5", "qwen3.6", "qwen3.8", "qwen3-vl", "gemma4", "glm-5",
-             "glm-5.1", "glm-4.5", "gpt-oss", "hy3", "inkling", "kimi-k2", "kimi-k2.5", "laguna-xs.2", "laguna-m.1",
-             "laguna-xs-2.1", "laguna-s-2.1", "llama-3", "minimax-m2", "nemotron-3", "nemotron-3-ultra", "nemotron-3.5",
-             "deepseek-v3", "deepseek-r1")
+# The renderer names prime-rl 559b44772 takes: RENDERER_REGISTRY of the renderers commit it pins (2846a3d,
+# renderers/base.py) and "auto"; renderers 0.1.10's qwen3.8, gemma4, inkling and laguna-s-2.1 came after it.
+RENDERERS = ("auto", "default", "qwen3", "prime-qwen3", "qwen3-vl", "qwen3.5", "qwen3.6", "glm-5", "glm-5.1", "glm-4.5",
+             "minimax-m2", "deepseek-v3", "deepseek-r1", "hy3", "kimi-k2", "kimi-k2.5", "laguna-xs.2", "laguna-m.1",
+             "laguna-xs-2.1", "llama-3", "nemotron-3", "nemotron-3-ultra", "nemotron-3.5", "gpt-oss")
 _WANDB = {"project": (STR, None), "name": (STR, None), "entity": (STR, None), "offline": (BOOL, None)}
 
 TABLE_PATHS: dict[str, tuple[str, Any]] = {
@@ -112,6 +113,9 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "slurm.partition": (STR, None),
     "slurm.account": (STR, None),
     "slurm.time": (STR, None),
+    **{f"slurm.{k}": (STR, None) for k in ("project_dir", "template_path", "nodelist", "exclude", "pre_run_command")},
+    "slurm.cleanup_grace_period": (INT, _rng(0)),
+    "slurm.shared_fs": (BOOL, None),
     "deployment.num_train_nodes": (INT, _rng(1)),
     "deployment.num_infer_nodes": (INT, _rng(0)),
     # [trainer.scheduler] (configs/trainer.py)

@@ -6,6 +6,7 @@ is the suite's independent prime-rl checker (primerl_schema_table, with write_su
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -18,7 +19,8 @@ from pick_a_method.routing import read_rows, route
 MODEL = "Qwen/Qwen3-8B"
 TEACHER = {"teacher": "Qwen/Qwen3-32B", "base_url": "http://localhost:8001/v1"}
 METHODS = [("grpo", None), ("rae", {"group_size": 1}), ("opd", TEACHER),
-           ("async", {"method": {"name": "grpo", "group_size": 8}, "correction": "ipo"})]
+           ("async", {"method": {"name": "grpo", "group_size": 8}, "correction": "ipo"}),
+           ("async", {"method": "grpo", "correction": "icepop"})]
 TASKSETS = ["reverse-text", "gsm8k", "alphabet-sort", "kuhn-poker", "someone/their-taskset@0.1.2"]
 SHAPES = [{}, {"nodes": {"inference": 1}}, {"nodes": 2, "gpus": 4, "slurm": {"partition": "gpu"}},
           {"slurm": {"partition": "gpu"}}, {"batch": 60}]
@@ -76,15 +78,32 @@ def test_every_hint_of_the_writer_leads_to_a_config_that_loads():
     assert refused > 100 and followed > 500  # the sweep reaches the refusals, and their hints get followed
 
 
+@pytest.mark.parametrize("correction", ["icepop", "tis"])
+def test_a_correction_prime_rl_lacks_is_refused_with_a_fix_that_ends_without_a_warning(correction):
+    # Issue 30, item 14: the fix used to say "together with correction='ipo'", which then warned to drop the
+    # correction or the override; followed now, the custom loss carries the correction asked for, and nothing warns.
+    knobs = {"method": "grpo", "correction": correction}
+    with pytest.raises(ValueError, match=f"no {correction} correction") as err:
+        prime_rl_config("gsm8k", "async", model=MODEL, knobs=knobs)
+    (name, value), *_ = assignments(fix_of(str(err.value)))
+    res = loads("gsm8k", "async", follow({"model": MODEL, "knobs": knobs}, name, value))
+    assert res.warnings == [] and res.config["trainer"]["loss"]["type"] == "custom"
+    assert res.honored["correction"].startswith("trainer.loss.import_path") and "correction" not in res.ignored
+    assert res.config["trainer"]["loss"]["kwargs"] == ({"low": 0.5, "high": 5.0} if correction == "icepop" else {"cap": 2.0})
+
+
 @pytest.mark.parametrize("taskset", ["kuhn-poker", "alphabet-sort", "reverse-text", "refunds"])
-def test_the_eval_split_advice_in_the_notes_is_the_writers_own(taskset):
+def test_the_eval_split_advice_in_the_warnings_is_the_writers_own(taskset):
+    # Issue 30, item 16: said where the user sees it, a warning (it was a note), with the argument to pass.
     res = prime_rl_config(taskset, "rae" if taskset == "kuhn-poker" else "grpo", model=MODEL)
-    (note,) = [n for n in res.notes if "held-out check" in n]  # gsm8k: the eval reads its default split, test
+    (note,) = [w for w in res.warnings if "not held out" in w]  # gsm8k: the eval reads its default split, test
+    assert not any("not held out" in n for n in res.notes)
     hints = assignments(note)
     assert hints, note  # the note gives a call to follow, not only words
     for name, value in hints:
         kwargs = follow({"model": MODEL}, name, value)
-        assert table_check(loads(taskset, "rae" if taskset == "kuhn-poker" else "grpo", kwargs).config) == []
+        followed = loads(taskset, "rae" if taskset == "kuhn-poker" else "grpo", kwargs)
+        assert table_check(followed.config) == [] and not any("not held out" in w for w in followed.warnings)
     assert ("eval_split=" in note) == (taskset not in ("kuhn-poker", "alphabet-sort"))
 
 
@@ -136,3 +155,17 @@ def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example, tmp_path):
             elif gpus:
                 assert dep["num_infer_gpus"] + dep["num_train_gpus"] == gpus and f"gpus={gpus}" in step.why
     assert seen >= 4
+
+
+def test_routes_gpu_hint_names_the_input_the_split_lacks():
+    # Issue 30, item 15: with throughput given on rows without token counts, the step said "give route throughput";
+    # the input missing is the token counts. Each input is named when it, and only it, is missing; with both, the
+    # split is made.
+    rows = [json.loads(line) for line in open("examples/mixed.jsonl")]
+    counted = [dict(r, completion_tokens=300 + i % 50) for i, r in enumerate(rows)]
+    for given, throughput, says in [(rows, THROUGHPUT, ["token counts"]), (counted, None, ["throughput argument"]),
+                                    (rows, None, ["token counts", "throughput argument"]), (counted, THROUGHPUT, [])]:
+        step = route(given, model=MODEL, gpus=8, throughput=throughput).next_step
+        for word in ("token counts", "throughput argument"):
+            assert (word in step.why) == (word in says), (word, says, step.why)
+        assert isinstance(step.arguments["gpus"], dict) == (not says)  # both given: the split is made

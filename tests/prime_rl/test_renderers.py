@@ -26,7 +26,10 @@ CASES = [
     ("my-org/Qwen3-8B-refunds-sft", "qwen3"),  # a fine-tune named after its family
     ("/ckpt/qwen3-8b-step100", "qwen3"),  # a local folder
     ("Qwen/Qwen2.5-7B-Instruct", "default"),  # no Qwen2.5 renderer in prime-rl
-    ("google/gemma-3-4b-it", "default"),  # no Gemma 3 renderer (Gemma 4 has one)
+    ("google/gemma-3-4b-it", "default"),  # no Gemma 3 renderer
+    ("google/gemma-4-31B-it", "default"),  # Gemma 4's came with renderers 0.1.10, after prime-rl's pin
+    ("Qwen/Qwen3.8-27B", "default"),  # so did Qwen3.8's (issue 30, item 17)
+    ("acme/Qwen3.8-27B-refunds-sft", "default"),
     ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "default"),  # a different template from Qwen3's
     ("./my-model", "default"),
 ]
@@ -82,3 +85,34 @@ def test_the_name_lists_agree():
     assert set(RENDERER_NAMES) == set(RENDERERS)  # the library's list and the test table's, written separately
     assert set(MODEL_RENDERER_MAP.values()) <= set(RENDERER_NAMES)
     assert choose_renderer("Qwen/Qwen3-8B").name == "auto"
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen3.8-27B", "acme/Qwen3.8-27B-sft", "thinkingmachines/Inkling",
+                                   "poolside/Laguna-S-2.1", "google/gemma-4-E4B-it"])
+def test_renderers_newer_than_prime_rls_pin_are_never_written(model):
+    # Issue 30, item 17: renderers 0.1.10 maps these (qwen3.8, gemma4, inkling, laguna-s-2.1), the renderers commit
+    # prime-rl 559b44772 pins (2846a3d) has no such renderer, and prime-rl refused the config the writer wrote.
+    res = make(model)
+    assert res.config["orchestrator"]["renderer"] == {"name": "default"}
+    assert table_check(res.config) == [] and validate_prime_rl(res.config) == []
+    (warning,) = [w for w in res.warnings if "MODEL_RENDERER_MAP" in w]
+    assert "renderers 0.1.10" in warning and "a prime-rl commit whose renderers pin is 0.1.10 or later" in warning
+    kept = make(model, renderer="default")  # the warning's advice: the same file, said on purpose, no warning
+    assert kept.config == res.config and not any("MODEL_RENDERER_MAP" in w for w in kept.warnings)
+
+
+@pytest.mark.parametrize("renderer", ["qwen3.8", "gemma4", "inkling", "laguna-s-2.1"])
+def test_a_renderer_newer_than_the_pin_is_refused_naming_the_prime_rl_it_needs(renderer):
+    with pytest.raises(ValueError, match="renderers pin is 0.1.10 or later") as err:
+        make("Qwen/Qwen3.8-27B", renderer=renderer)
+    assert "Fix: renderer='default'" in str(err.value)
+    with pytest.raises(ValueError, match="orchestrator.renderer.name: must be one of"):
+        make("Qwen/Qwen3.8-27B", overrides={"orchestrator.renderer.name": renderer})
+
+
+def test_every_family_renderer_written_is_one_the_pin_has():
+    from pick_a_method.methods.prime_rl.renderers import FAMILIES, NEWER_RENDERERS
+
+    assert {renderer for _, renderer, _ in FAMILIES} <= set(RENDERERS) | set(NEWER_RENDERERS)
+    written = {choose_renderer(m).name for models in NEWER_RENDERERS.values() for m in models}
+    assert written == {"default"} and not set(NEWER_RENDERERS) & set(RENDERERS)

@@ -87,9 +87,20 @@ def test_slurm_on_one_node(nodes):
     # single_node_rl.sbatch.j2); the GPU split stays single-node.
     res = make(slurm={"partition": "gpu"}, nodes=nodes, gpus=8, run_name="one")
     assert res.config["slurm"] == {"job_name": "one", "partition": "gpu"}
-    assert res.config["deployment"] == {"num_infer_gpus": 4, "num_train_gpus": 4}
+    assert res.config["deployment"] == {"num_infer_gpus": 4, "num_train_gpus": 4, "gpus_per_node": 8}
     assert res.honored["slurm.partition"] == "slurm.partition" and any("SLURM" in n for n in res.needs)
     assert table_check(res.config) == []
+
+
+@pytest.mark.parametrize("gpus", [2, 3, {"inference": 1, "trainer": 4}, 12])
+def test_slurm_on_one_node_asks_for_the_gpus_the_run_uses(gpus):
+    # prime-rl's single_node_rl.sbatch.j2 asks SLURM for --gres=gpu:{{ gpus_per_node }} (prime-rl's default 8): a 2-GPU
+    # run that leaves it out holds 8 GPUs (issue 30, item 13).
+    res = make(slurm={"partition": "gpu"}, gpus=gpus)
+    dep = res.config["deployment"]
+    assert dep["gpus_per_node"] == dep["num_infer_gpus"] + dep["num_train_gpus"] == res.gpus["inference"] + res.gpus["trainer"]
+    assert "gpus_per_node" in res.honored["gpus"] and any(f"gres gpu:{dep['gpus_per_node']}" in n for n in res.notes)
+    assert "gpus_per_node" not in make(gpus=gpus if gpus != 12 else 4).config["deployment"]  # no SLURM: no sbatch
 
 
 def test_multi_node_without_slurm_is_refused_naming_the_key():

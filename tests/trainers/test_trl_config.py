@@ -112,11 +112,21 @@ def test_opd_is_trl_distillation(tmp_path, monkeypatch):
 def test_needs_and_placeholders():
     bare = trl_config("grpo", model=MODEL)
     assert bare.verdict == "ready" and bare.path is None
-    assert [n.split(":")[0] for n in bare.needs] == ["dataset_name", "reward_funcs", "packages", "dataset columns"] \
-        == bare.next_step.needs
-    assert bare.config["dataset_name"].startswith("<") and bare.config["reward_funcs"][0].startswith("<")
+    assert [n.split(":")[0] for n in bare.needs] == ["dataset", "reward_funcs", "packages", "dataset columns"]
+    # Issue 30, items 6 and 21: the arguments to fill in, as trl_config takes them, are <their name> in the text and
+    # the next step's needs (dataset, written as TRL's dataset_name, said once); the install and the column check
+    # are not fill-ins, so with everything given the next step says install and check, not "Fill in".
+    assert bare.next_step.needs == ["dataset", "reward_funcs"] and "dataset_name" in bare.needs[0]
+    assert (bare.config["dataset_name"], bare.config["reward_funcs"]) == ("<dataset>", ["<reward_funcs>"])
+    assert bare.next_step.why.startswith("Call trl_config again with dataset=... and reward_funcs=...")
     full = trl_config("grpo", model=MODEL, dataset="trl-lib/DeepMath-103K", reward_funcs="my_rewards.exact_match")
     assert [n.split(":")[0] for n in full.needs] == ["packages", "dataset columns"]
+    assert full.next_step.needs == [] and "fill" not in full.next_step.why.lower()
+    assert "install the packages" in full.next_step.why and "check that the dataset has the columns" in full.next_step.why
+    for method in ("sft", "dpo"):  # their column need is a check too
+        given = trl_config(method, model=MODEL, dataset="my/data")
+        assert given.next_step.needs == [] and any(n.startswith("dataset columns:") for n in given.needs)
+        assert trl_config(method, model=MODEL).next_step.needs == ["dataset"]
     assert full.config["reward_funcs"] == ["my_rewards.exact_match"]
     two = trl_config("grpo", model=MODEL, gpus=8, nodes=2, batch=128)
     assert any(n.startswith("MACHINE_RANK") for n in two.needs)
@@ -193,3 +203,16 @@ def test_the_trl_check_itself_rejects_a_bad_config(key, value, tmp_path, monkeyp
     result = trl_config("grpo", model=MODEL, out=tmp_path / "bad.yaml", overrides={key: value})
     with pytest.raises((ValueError, TypeError, SystemExit)):
         trl_check.check(result, tmp_path / "bad.yaml", monkeypatch)
+
+
+@pytest.mark.parametrize("example", ["mixed", "off_policy"])
+def test_route_to_trl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
+    # Issue 30, items 6 and 21: route names trl_config's own arguments; given, the writer has nothing left to fill in.
+    from pick_a_method.routing import read_rows, route
+
+    step = route(read_rows(f"examples/{example}.jsonl"), model=MODEL, trainer="trl").next_step
+    given = {"dataset": "my-org/refunds", "reward_funcs": ["my_rewards.refund_ok"]}
+    monkeypatch.chdir(tmp_path)  # the step's out, a file name, lands here
+    result = trl_config(**{**step.arguments, **{need: given[need] for need in step.needs}})
+    assert result.next_step.needs == [] and "<" not in result.config["dataset_name"]
+    assert not any(str(v).startswith("<") for v in result.config.get("reward_funcs", []))

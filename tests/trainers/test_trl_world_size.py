@@ -5,6 +5,7 @@ imports and reads."""
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from importlib.metadata import metadata
@@ -108,7 +109,10 @@ def test_needs_name_the_packages_and_columns_the_command_uses():
     lora = trl_config("grpo", model=MODEL, dataset="trl-lib/DeepMath-103K", reward_funcs=["accuracy_reward"])
     assert packages(lora) == {"peft", "vllm", "math-verify"}
     columns = next(n for n in lora.needs if n.startswith("dataset columns:"))
-    assert "prompt (" in columns and "solution (read by accuracy_reward)" in columns
+    assert "prompt (" in columns and "solution (read by accuracy_reward: " in columns
+    # Issue 30, item 20: what the column must hold, or accuracy_reward gives no signal (math_verify parses it).
+    holds = columns.split("solution (read by accuracy_reward: ", 1)[1]
+    assert "math_verify" in holds and "zero signal" in holds and "\\boxed{" in holds
     plain = trl_config("grpo", model=MODEL, lora=False, vllm=False, dataset="d", reward_funcs="my.reward")
     assert packages(plain) == set() and "solution" not in str(plain.needs)
     assert packages(trl_config("sft", model=MODEL)) == {"peft"}
@@ -135,3 +139,21 @@ def test_an_override_that_splits_a_group_is_refused_with_the_fix(tmp_path):
         trl_config("grpo", model=MODEL, gpus=2, out=tmp_path / "c.yaml",
                    overrides={"per_device_train_batch_size": 3, "gradient_accumulation_steps": 1})
     assert not (tmp_path / "c.yaml").exists()
+
+
+@pytest.mark.parametrize("overrides", [{"per_device_train_batch_size": 4}, {"generation_batch_size": 24},
+                                       {"per_device_train_batch_size": 4, "steps_per_generation": 1}])
+def test_groupwise_overrides_that_split_a_group_across_processes_are_refused_and_the_fix_launches(
+        overrides, tmp_path, monkeypatch):
+    # Issue 30, item 18: the whole-groups-per-process rule was checked before the overrides only, and this config
+    # was written (generation_batch_size 8 on 2 processes: 4 rewards a process, the run stopped at step 1).
+    kwargs = dict(method="groupwise_grading", model=MODEL, gpus=2, batch=16)
+    with pytest.raises(ValueError, match="not whole groups of 8") as err:
+        trl_config(**kwargs, overrides=overrides)
+    fix = ast.literal_eval(re.search(r"Fix: overrides=(\{[^}]*\})", str(err.value))[1])
+    out = tmp_path / "g.yaml"
+    result = trl_config(**kwargs, overrides=fix, out=out)
+    values = trl_check.check(result, out, monkeypatch)  # TRL's CLI, then GRPOConfig as rank 0 of the 2 processes
+    share = values["generation_batch_size"] // values["__world_size__"]  # each process's slice, whole groups
+    assert values["__world_size__"] == 2 and share % values["num_generations"] == 0
+    assert share == values["per_device_train_batch_size"] * values["steps_per_generation"]

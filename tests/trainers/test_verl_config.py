@@ -135,7 +135,9 @@ def test_sft_and_dpo_point_to_trl():
 def test_needs_batch_and_out(tmp_path):
     bare = verl_config("grpo", model=MODEL)
     assert bare.verdict == "ready" and bare.command.startswith("python -m verl.trainer.main_ppo ")
-    assert [n.split(":")[0] for n in bare.needs] == ["data.train_files", "data.val_files", "reward function", "packages"]
+    assert [n.split(":")[0] for n in bare.needs] == ["train_files", "val_files", "reward_function (optional)", "packages"]
+    assert bare.next_step.needs == ["train_files", "val_files"]  # the arguments still placeholders, as verl_config takes them
+    assert (bare.config["data"]["train_files"], bare.config["data"]["val_files"]) == ("<train_files>", "<val_files>")
     extras = set(metadata("verl").get_all("Provides-Extra")) if not _missing else {"vllm"}
     assert re.search(r"verl\[([a-z-]+)\]==" + re.escape(VERL_VERSION), bare.needs[-1]).group(1) in extras
     assert "actor_rollout_ref.rollout.n=8" in bare.overrides and "algorithm.adv_estimator=grpo" in bare.overrides
@@ -162,3 +164,33 @@ def test_targets_the_installed_verl():
 
     assert version("verl") == VERL_VERSION, "the writer targets verl 0.9.1; re-check the mapping before moving on"
 
+
+
+def _placeholders(value):
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _placeholders(v)]
+    if isinstance(value, list):
+        return [p for v in value for p in _placeholders(v)]
+    return [value] if isinstance(value, str) and value.startswith("<") and value.endswith(">") else []
+
+
+@pytest.mark.parametrize("example", ["mixed", "student"])
+def test_route_to_verl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
+    # Issue 30, item 19: route --trainer verl listed train_files and reward_function, not val_files; filled in as
+    # told, verl's dataloader met <val.parquet>. route's needs, each given a value, now leave no placeholder, and the
+    # writer's own next step has nothing left to fill in (item 21: it says install, not "Fill in").
+    from pick_a_method.routing import read_rows, route
+
+    extra = {"teacher_rows": read_rows("examples/teacher_strong.jsonl")} if example == "student" else {}
+    step = route(read_rows(f"examples/{example}.jsonl"), model=MODEL, trainer="verl", **extra).next_step
+    assert step.tool == "verl_config" and {"train_files", "val_files"} <= set(step.needs)
+    given = {"train_files": str(tmp_path / "train.parquet"), "val_files": str(tmp_path / "val.parquet"),
+             "reward_function": "reward.py:compute_score", "model": MODEL}
+    args = {**step.arguments, **{need: given[need] for need in step.needs if need in given}}  # the data arguments
+    monkeypatch.chdir(tmp_path)  # the step's out, a file name, lands here
+    result = verl_config(**args)
+    assert _placeholders(result.config) == [] and result.next_step.needs == []
+    assert result.next_step.why.startswith("Install the packages") and "again" not in result.next_step.why
+    assert result.config["data"]["val_files"] == given["val_files"]
+    if not _missing:
+        verl_check.compose_overrides(result.overrides)  # verl's own config takes it
