@@ -18,6 +18,7 @@ from . import defaults as D
 from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
+from .grader import caption_line
 from .questions import band, groups, plural
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
@@ -122,6 +123,7 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     if isinstance(verdict, Route):
         head, route = f"route {verdict.route}", verdict.route
         lead = f"Route: {verdict.route} ({', '.join(verdict.methods)})."
+        lead += f" {caption_line(verdict.trace)}" if caption_line(verdict.trace) else ""  # question 0's finding
     elif isinstance(verdict, PassAt) and verdict.pass_at_1 is not None:
         head, route, lead = f"pass@1 {verdict.pass_at_1:.3f}", None, f"pass@1 {verdict.pass_at_1:.3f}."
     else:

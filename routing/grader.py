@@ -1,0 +1,308 @@
+"""Question 0, the grader first: what the replies (read as a hash and a length, readers/replies.py) and the tools'
+own records say about the grade before any rate is read from it.
+
+- a blank reply that passes: the grader passes an answer that says nothing (any count stops the route);
+- the same reply text graded both ways within a task: the grade is not a function of the reply (a judge at
+  temperature, a flaky test); above GRADER_FLIP_SHARE of the repeated replies it stops the route;
+- a grade that rises with the reply's length within tasks (a judge's verbosity bias): a warning;
+- several graders of the same rollouts: their agreement with the reward read (raw, Cohen's kappa), and where
+  they differ;
+- a model graded the rows (by the tool's own record, or a judge field): a warning, and how many rows to label by
+  hand to audit it.
+
+`check_grader` reads the rows once and answers all of them; `grader_step` puts the answer in the route's trace
+(question 0, before question 1) and stops the route where a check decides.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from . import defaults as D
+from .asked import Asked, Decision
+from .questions import plural, rows_arguments
+from .readers import as_rows
+from .readers.replies import TOOL_TRAJECTORY
+from .rows import GradedRows, RowsLike, display_name
+from .stats import tasks_needed
+from .verdicts import NextStep
+
+__all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line"]
+
+NO_REPLIES = ("no row carries its reply (completion, response or output; fields={\"completion\": ...} maps "
+              "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
+              "reply graded both ways, grades that follow length)")
+
+
+class GraderCheck(BaseModel):
+    """Question 0's answer from the replies and the tools' records."""
+
+    answer: str = Field(description="What it found, comma-separated (blank_passes, graded_both_ways, length_bias, "
+                                    "graders_differ, judge), or ok, or no_replies.")
+    decided: bool = Field(description="A blank pass, or replies graded both ways above the share: fix the reward.")
+    summary: str
+    evidence: dict[str, Any]
+    warnings: list[str] = Field(default_factory=list)
+    blank_pass_rows: list[int] = Field(default_factory=list, description="Rows of blank replies that passed (first few).")
+
+
+def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> GraderCheck:
+    """Question 0 from the rows read once: every check below, with its evidence."""
+    rows = as_rows(rows)
+    graded = ~np.isnan(rows.reward)
+    passed = rows.reward >= pass_threshold  # NaN compares false: ungraded never passes
+    evidence: dict[str, Any] = {"replies": rows.n_replies}
+    if rows.reply_len is None:
+        evidence["note"] = NO_REPLIES
+    evidence["rows"] = len(rows)
+    found, warnings, summary, decided = [], [], "", False
+    blank_rows: list[int] = []
+    if placeholder(rows):
+        evidence["note"] = ("every row carries the same reply over several tasks (a placeholder, or replies left "
+                            "out?): read as no replies. " + NO_REPLIES)
+    elif rows.reply_len is not None:
+        n_tool = int((rows.reply_len == TOOL_TRAJECTORY).sum())
+        if n_tool:
+            evidence["tool_trajectories"] = n_tool
+            warnings.append(f"{plural(n_tool, 'row')} end a tool-using trajectory: their grade may rest on what the "
+                            f"tools did, so question 0 does not read their last message as the reply")
+        blank = (rows.reply_len == 0) & graded
+        hits = np.flatnonzero(blank & passed)
+        blank_rows = hits[: D.GRADER_EXAMPLES].tolist()
+        evidence.update(blank_replies=int(blank.sum()), blank_passes=len(hits))
+        if len(hits):
+            evidence["blank_pass_examples"] = rows.refs(blank_rows)
+            evidence["blank_pass_tasks"] = _tasks(rows, hits)
+            found.append("blank_passes")
+            decided = True
+            summary = (f"{plural(len(hits), 'blank reply')} passed (e.g. {', '.join(rows.where(i) for i in blank_rows)}): "
+                       f"the grader passes an answer that says nothing, so every rate below counts them. Make a blank "
+                       f"(or whitespace-only) reply fail, re-grade, then ask again.")
+        flips = _flips(rows, graded)
+        evidence.update(flips)
+        if flips["graded_both_ways"]:
+            found.append("graded_both_ways")
+            what = (f"{flips['graded_both_ways']} of {plural(flips['repeated_replies'], 'repeated reply')} "
+                    f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
+                    f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled "
+                    f"at temperature? a flaky test?)")
+            if flips["flip_share"] > D.GRADER_FLIP_SHARE:
+                if not decided:
+                    summary = (f"{what[0].upper()}{what[1:]}. Grade at temperature 0 or with fixed seeds (or take the "
+                               f"majority of several gradings), re-grade, then ask again.")
+                decided = True
+            else:
+                warnings.append(f"{what}; under {D.GRADER_FLIP_SHARE:.0%} of repeated replies, so the route goes on: "
+                                f"read those rows")
+        length = _length_bias(rows, graded)
+        if length is not None:
+            evidence["length"] = length
+            if length["biased"]:
+                found.append("length_bias")
+                warnings.append(
+                    f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
+                    f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
+                    f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short and long "
+                    f"replies of the same tasks and compare their grades, or re-grade with the length held fixed")
+    comparisons = _graders(rows, graded, pass_threshold)
+    if comparisons:
+        evidence["graders"] = comparisons
+    differ = [c for c in comparisons if c["disagree_rows"]]
+    if differ:
+        found.append("graders_differ")
+    for c in differ:
+        kappa = f"kappa {c['kappa']:.2f}" if c["kappa"] is not None else "kappa undefined: a grader is constant"
+        judge = " (a model)" if c["judge"] else ""
+        warnings.append(f"grader `{c['name']}`{judge} grades these rollouts too: it agrees with the reward read on "
+                        f"{c['rows'] - c['disagree_rows']} of {c['rows']} rows ({kappa}) and differs on "
+                        f"{plural(c['disagree_rows'], 'row')} ({', '.join(c['disagree_tasks'][:5])}); if both grade "
+                        f"the same thing, read those replies to see which is right")
+    judge = _judge(rows, graded, passed)
+    if judge is not None:
+        evidence["judge"] = judge
+        found.append("judge")
+        warnings.append(f"a model graded the reward read ({judge['by']}): every rate here is only as good as that judge. "
+                        f"Audit it first (audit-your-judge): hand-label {judge['audit_rows']} rows for a 95% interval of "
+                        f"+/-{judge['kappa_half_width']:g} on Cohen's kappa between the judge and your labels (at "
+                        f"kappa {D.JUDGE_AUDIT_KAPPA:g} and its pass rate {judge['pass_rate']:.2f})")
+    answer = ", ".join(found) if found else ("ok" if rows.reply_len is not None and not placeholder(rows)
+                                             else "no_replies")
+    if not summary:
+        summary = ("Question 0: " + ("nothing found in the replies or the grades." if answer == "ok" else
+                                     "no replies to read." if answer == "no_replies" else
+                                     f"{answer.replace('_', ' ')} (see the warnings)."))
+    return GraderCheck(answer=answer, decided=decided, summary=summary, evidence=evidence, warnings=warnings,
+                       blank_pass_rows=blank_rows)
+
+
+def grader_step(a: Asked) -> Decision | None:
+    """0. The grader first: every row in the file (one grader scored them all); a blank pass, or replies graded both
+    ways above the share, stops the route at fix_reward."""
+    check = check_grader(a.all_rows, a.o.pass_threshold)
+    a.ask(0, "grader", check.answer, check.decided, check.evidence)
+    a.warn(*check.warnings)
+    if not check.decided:
+        return None
+    arguments, needs = rows_arguments(a.all_rows)
+    if check.blank_pass_rows:
+        arguments = {"blank_passes": a.all_rows.refs(check.blank_pass_rows)}
+        needs = []
+    return Decision("fix_reward", [], check.summary,
+                    NextStep(tool=None, arguments=arguments, needs=needs,
+                             why="Fix the grader (a blank reply fails; the same reply gets the same grade), re-grade "
+                                 "the rows, and call route again."), gpu=False)
+
+
+def caption_line(trace: list[Any]) -> str | None:
+    """What question 0 found, for the band picture's caption (None when it found nothing)."""
+    q0 = next((t for t in trace if t.name == "grader"), None)
+    if q0 is None or q0.answer in ("ok", "no_replies"):
+        return None
+    e = q0.evidence
+    said = []
+    if e.get("blank_passes"):
+        said.append(f"{plural(e['blank_passes'], 'blank reply')} passed")
+    if e.get("graded_both_ways"):
+        said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
+    if (e.get("length") or {}).get("biased"):
+        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
+    for c in e.get("graders") or []:
+        if c["disagree_rows"]:
+            said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
+    if e.get("judge"):
+        said.append("a model graded the reward")
+    return f"Grader: {'; '.join(said)}." if said else None
+
+
+def placeholder(rows: GradedRows) -> bool:
+    """Every reply read is one text, over two or more tasks: a stand-in for replies not kept ("...", blank), not a
+    reply any grader saw."""
+    if rows.reply_len is None:
+        return False
+    have = rows.reply_len >= 0
+    hashes = rows.reply_hash[have]
+    return bool(len(hashes)) and bool((hashes == hashes[0]).all()) and len(np.unique(rows.task[have])) > 1
+
+
+def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,
+                     kappa: float = D.JUDGE_AUDIT_KAPPA, alpha: float = D.HOLDOUT_ALPHA) -> int:
+    """Rows to label by hand for a (1 - alpha) interval of +/- half_width on Cohen's kappa (D.JUDGE_AUDIT_*)."""
+    low, high = D.JUDGE_AUDIT_PASS_RANGE
+    p = min(max(pass_rate, low), high)
+    p_e = p * p + (1 - p) * (1 - p)  # chance agreement when your labels pass as often as the judge does
+    p_o = kappa + (1 - kappa) * p_e
+    return tasks_needed(math.sqrt(p_o * (1 - p_o)) / (1 - p_e), half_width, 0.5, alpha)
+
+
+# -- the checks ------------------------------------------------------------------------------------------------------
+
+def _tasks(rows: GradedRows, at: np.ndarray) -> list[str]:
+    """The distinct tasks of rows `at`, first seen first (LIST_LIMIT of them)."""
+    codes = list(dict.fromkeys(rows.task[at[: 10 * D.LIST_LIMIT]].tolist()))[: D.LIST_LIMIT]
+    return [display_name(rows.task_names[t]) for t in codes]
+
+
+def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
+    """Repeated replies (a task's same text given 2+ times, cut-off rows left out) and those graded apart."""
+    at = np.flatnonzero(graded & (rows.reply_len >= 0) & ~rows.truncated)
+    task, text, reward = rows.task[at].astype(np.int64), rows.reply_hash[at], rows.reward[at]
+    order = np.lexsort((text, task))
+    task, text, reward, at = task[order], text[order], reward[order], at[order]
+    starts = np.flatnonzero(np.concatenate(([True], (task[1:] != task[:-1]) | (text[1:] != text[:-1])))) if len(at) \
+        else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.append(starts, len(at)))
+    repeated = sizes >= 2
+    if not len(starts):
+        return {"repeated_replies": 0, "graded_both_ways": 0, "flip_share": None}
+    spread = np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)
+    flipped = repeated & (spread > 1e-9)
+    n_rep, n_flip = int(repeated.sum()), int(flipped.sum())
+    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip,
+                           "flip_share": round(n_flip / n_rep, 4) if n_rep else None}
+    if n_flip:
+        out["flip_tasks"] = _tasks(rows, at[starts[flipped]])
+        out["flip_examples"] = rows.refs(np.sort(at[starts[flipped]])[: D.GRADER_EXAMPLES].tolist())
+    return out
+
+
+def _midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's rank within its group, ties given their mean rank (1-based)."""
+    order = np.lexsort((values, group))
+    g, v = group[order], values[order]
+    new_group = np.concatenate(([True], g[1:] != g[:-1]))
+    new_value = new_group | np.concatenate(([True], v[1:] != v[:-1]))
+    position = np.arange(len(order)) - np.maximum.accumulate(np.where(new_group, np.arange(len(order)), 0)) + 1
+    tie = np.cumsum(new_value) - 1
+    first = np.flatnonzero(new_value)
+    last = np.append(first[1:], len(order)) - 1
+    mean = (position[first] + position[last]) / 2.0
+    ranks = np.empty(len(order))
+    ranks[order] = mean[tie]
+    return ranks
+
+
+def _length_bias(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
+    """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read."""
+    at = np.flatnonzero(graded & (rows.reply_len > 0) & ~rows.truncated)
+    if len(at) < 3:
+        return None
+    arm = rows.arms[at].astype(np.int64) + 1
+    key = (rows.task[at].astype(np.int64) * (len(rows.model_names) + 1) + rows.model[at] + 1) * (
+        len(rows.arm_names) + 1) + arm
+    _, group = np.unique(key, return_inverse=True)
+    group = group.reshape(-1)
+    rx = _midranks(group, rows.reply_len[at].astype(np.float64))
+    ry = _midranks(group, rows.reward[at])
+    n = np.bincount(group).astype(np.float64)
+    centre = (n + 1) / 2.0
+    dx, dy = rx - centre[group], ry - centre[group]
+    sxy = np.bincount(group, weights=dx * dy)
+    sxx = np.bincount(group, weights=dx * dx)
+    syy = np.bincount(group, weights=dy * dy)
+    use = (sxx > 0) & (syy > 0) & (n >= 3)
+    if not use.any():
+        return None
+    r = sxy[use] / np.sqrt(sxx[use] * syy[use])
+    w = n[use] - 1
+    rho = float((w * r).sum() / w.sum())
+    z = float((w * r).sum() / math.sqrt(w.sum()))
+    biased = (int(use.sum()) >= D.LENGTH_MIN_GROUPS and rho >= D.LENGTH_MIN_RHO
+              and z > NormalDist().inv_cdf(1 - D.LENGTH_ALPHA))
+    return {"rho": round(rho, 4), "z": round(z, 2), "groups": int(use.sum()), "rows": int(n[use].sum()),
+            "biased": biased}
+
+
+def _graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float) -> list[dict[str, Any]]:
+    """Each other grader against the reward read: rows both graded, raw agreement, Cohen's kappa, where they differ."""
+    out = []
+    for name, values in rows.graders.items():
+        both = graded & ~np.isnan(values)
+        if not both.any():
+            continue
+        a, b = rows.reward[both], values[both]
+        if b.min() < 0 or b.max() > 1:
+            continue  # a count or a timing kept beside the rewards, not a grade
+        pa, pb = a >= pass_threshold, b >= min(pass_threshold, 1.0)
+        p_o = float((pa == pb).mean())
+        qa, qb = float(pa.mean()), float(pb.mean())
+        p_e = qa * qb + (1 - qa) * (1 - qb)
+        apart = np.flatnonzero(both)[pa != pb]
+        out.append({"name": name, "rows": int(both.sum()), "agreement": round(p_o, 4),
+                    "kappa": round((p_o - p_e) / (1 - p_e), 4) if p_e < 1 else None,
+                    "disagree_rows": len(apart), "disagree_tasks": _tasks(rows, apart),
+                    "judge": rows.judged_by.get(name)})
+    return out
+
+
+def _judge(rows: GradedRows, graded: np.ndarray, passed: np.ndarray) -> dict[str, Any] | None:
+    """Where a model graded the reward read: what says so, and the rows an audit labels (judge_audit_rows)."""
+    if "reward" not in rows.judged_by or not graded.any():
+        return None
+    rate = float(passed[graded].mean())
+    return {"by": rows.judged_by["reward"], "pass_rate": round(rate, 4), "audit_rows": judge_audit_rows(rate),
+            "kappa_half_width": D.JUDGE_AUDIT_HALF_WIDTH}
