@@ -80,14 +80,14 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
             evidence["blank_pass_tasks"] = _tasks(rows, hits)
             found.append("blank_passes")
             decided = True
-            summary = (f"{plural(len(hits), 'blank reply')} passed (e.g. {', '.join(rows.where(i) for i in blank_rows)}): "
+            summary = (f"{replies(len(hits), 'blank')} passed (e.g. {', '.join(rows.where(i) for i in blank_rows)}): "
                        f"the grader passes an answer that says nothing, so every rate below counts them. Make a blank "
                        f"(or whitespace-only) reply fail, re-grade, then ask again.")
         flips = _flips(rows, graded)
         evidence.update(flips)
         if flips["graded_both_ways"]:
             found.append("graded_both_ways")
-            what = (f"{flips['graded_both_ways']} of {plural(flips['repeated_replies'], 'repeated reply')} "
+            what = (f"{flips['graded_both_ways']} of {replies(flips['repeated_replies'], 'repeated')} "
                     f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
                     f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled "
                     f"at temperature? a flaky test?)")
@@ -166,7 +166,7 @@ def caption_line(trace: list[Any]) -> str | None:
     e = q0.evidence
     said = []
     if e.get("blank_passes"):
-        said.append(f"{plural(e['blank_passes'], 'blank reply')} passed")
+        said.append(f"{replies(e['blank_passes'], 'blank')} passed")
     if e.get("graded_both_ways"):
         said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
     if (e.get("length") or {}).get("biased"):
@@ -177,6 +177,10 @@ def caption_line(trace: list[Any]) -> str | None:
     if e.get("judge"):
         said.append("a model graded the reward")
     return f"Grader: {'; '.join(said)}." if said else None
+
+
+def replies(n: int, kind: str) -> str:
+    return f"{n} {kind} {'reply' if n == 1 else 'replies'}"
 
 
 def placeholder(rows: GradedRows) -> bool:
@@ -264,7 +268,7 @@ def _length_bias(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     sxy = np.bincount(group, weights=dx * dy)
     sxx = np.bincount(group, weights=dx * dx)
     syy = np.bincount(group, weights=dy * dy)
-    use = (sxx > 0) & (syy > 0) & (n >= 3)
+    use = (sxx > 0) & (syy > 0)  # both vary (so n >= 2)
     if not use.any():
         return None
     r = sxy[use] / np.sqrt(sxx[use] * syy[use])

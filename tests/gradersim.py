@@ -51,7 +51,7 @@ def world(rng, n_tasks=None, k=None, *, samplers=1, ramble=None):
     length = np.where(short[tasks], 20 + 10 * variant + 5 * (~right & ramble), length)
     reply = np.where(short[tasks], tasks * 1000 + variant * 2 + right, tasks * 1000 + 100 + np.arange(len(tasks)))
     blank = rng.random(len(tasks)) < 0.01
-    length = np.where(blank, 0, np.minimum(length, CAP)).astype(np.int64)
+    length = np.where(blank, 0, np.clip(np.rint(length), 1, CAP)).astype(np.int64)  # a reply has a character
     truncated = length >= CAP
     reply_hash = np.where(blank, -7, reply * 7919 + 13)
     return dict(task=tasks, model=model, right=right & ~blank & ~truncated, length=length, hash=reply_hash,
@@ -65,9 +65,11 @@ def clean(rng, **kw):
 
 
 def blank_passes(rng, share=0.02, **kw):
-    """A grader that passes blank replies, on `share` of the rollouts."""
+    """A grader that passes blank replies, on `share` of the rollouts (one at least)."""
     w = world(rng, **kw)
-    blank = rng.random(len(w["task"])) < share
+    n = len(w["task"])
+    blank = np.zeros(n, dtype=bool)
+    blank[rng.choice(n, size=max(1, round(share * n)), replace=False)] = True
     reward = np.where(blank, 1.0, w["right"].astype(float))
     return as_rows(w["task"], reward, np.where(blank, 0, w["length"]), np.where(blank, -7, w["hash"]),
                    w["truncated"] & ~blank, model=w["model"])
