@@ -155,6 +155,10 @@ GRADER_FLIP_SHARE = 0.05
 LENGTH_ALPHA = 0.001
 LENGTH_MIN_RHO = 0.1
 LENGTH_MIN_GROUPS = 10
+# Past this many rows the length test reads every s-th task (whole groups, s the smallest stride that fits): rho's
+# standard error is then about 1 / sqrt(rows), 0.003, and the test's arrays stay small beside the rows read (1M
+# rows with replies: the route's peak memory stays the read's).
+LENGTH_MAX_ROWS = 100_000
 # A judge's audit: how many rows to label by hand for a 95% interval of +/- JUDGE_AUDIT_HALF_WIDTH on Cohen's kappa
 # between the judge and your labels, sized as holdout_size sizes (stats.tasks_needed at power 0.5: the half-width
 # alone), with kappa's large-sample sd sqrt(p_o (1 - p_o)) / (1 - p_e) (Cohen 1960, Educ. Psychol. Meas. 20:37),

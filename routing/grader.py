@@ -211,26 +211,38 @@ def _tasks(rows: GradedRows, at: np.ndarray) -> list[str]:
     return [display_name(rows.task_names[t]) for t in codes]
 
 
+# (task, reply) as one 64-bit key: the hash times an odd constant (a bijection mod 2^64) plus the task code, so two
+# pairs share a key about as often as two replies share a hash
+MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
 def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
-    """Repeated replies (a task's same text given 2+ times, cut-off rows left out) and those graded apart."""
-    at = np.flatnonzero(graded & (rows.reply_len >= 0) & ~rows.truncated)
-    task, text, reward = rows.task[at].astype(np.int64), rows.reply_hash[at], rows.reward[at]
-    order = np.lexsort((text, task))
-    task, text, reward, at = task[order], text[order], reward[order], at[order]
-    starts = np.flatnonzero(np.concatenate(([True], (task[1:] != task[:-1]) | (text[1:] != text[:-1])))) if len(at) \
-        else np.zeros(0, dtype=np.int64)
-    sizes = np.diff(np.append(starts, len(at)))
-    repeated = sizes >= 2
-    if not len(starts):
-        return {"repeated_replies": 0, "graded_both_ways": 0, "flip_share": None}
-    spread = np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)
-    flipped = repeated & (spread > 1e-9)
-    n_rep, n_flip = int(repeated.sum()), int(flipped.sum())
-    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip,
-                           "flip_share": round(n_flip / n_rep, 4) if n_rep else None}
+    """Repeated replies (a task's same text given 2+ times, cut-off rows left out) and those graded apart. The
+    repeated keys come from one sorted copy of one key a row; only the rows holding them are kept past it (memory:
+    two arrays of the rows' length at once)."""
+    keep = graded & (rows.reply_len >= 0) & ~rows.truncated
+    key = rows.reply_hash[keep].view(np.uint64)
+    key *= MIX
+    key += rows.task[keep].astype(np.uint64)
+    ordered = np.sort(key)
+    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    del ordered
+    none = {"repeated_replies": 0, "graded_both_ways": 0, "flip_share": None}
+    if not len(repeated):
+        return none
+    held = repeated[np.minimum(np.searchsorted(repeated, key), len(repeated) - 1)] == key
+    at, key = np.flatnonzero(keep)[held], key[held]
+    order = np.argsort(key, kind="stable")
+    at, key = at[order], key[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))  # each repeated reply's first row
+    reward = rows.reward[at]
+    flipped = (np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)) > 1e-9
+    n_rep, n_flip = len(starts), int(flipped.sum())
+    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip, "flip_share": round(n_flip / n_rep, 4)}
     if n_flip:
-        out["flip_tasks"] = _tasks(rows, at[starts[flipped]])
-        out["flip_examples"] = rows.refs(np.sort(at[starts[flipped]])[: D.GRADER_EXAMPLES].tolist())
+        first = np.sort(at[starts[flipped]])
+        out["flip_tasks"] = _tasks(rows, first)
+        out["flip_examples"] = rows.refs(first[: D.GRADER_EXAMPLES].tolist())
     return out
 
 
@@ -251,23 +263,27 @@ def _midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _length_bias(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
-    """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read."""
-    at = np.flatnonzero(graded & (rows.reply_len > 0) & ~rows.truncated)
-    if len(at) < 3:
+    """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read.
+    Past LENGTH_MAX_ROWS rows it reads every s-th task's groups (s the smallest stride that fits)."""
+    keep = graded & (rows.reply_len > 0) & ~rows.truncated
+    m = int(keep.sum())
+    if m < 3:
         return None
-    arm = rows.arms[at].astype(np.int64) + 1
-    key = (rows.task[at].astype(np.int64) * (len(rows.model_names) + 1) + rows.model[at] + 1) * (
-        len(rows.arm_names) + 1) + arm
-    _, group = np.unique(key, return_inverse=True)
-    group = group.reshape(-1)
-    rx = _midranks(group, rows.reply_len[at].astype(np.float64))
-    ry = _midranks(group, rows.reward[at])
+    if m > D.LENGTH_MAX_ROWS:
+        keep &= rows.task % math.ceil(m / D.LENGTH_MAX_ROWS) == 0
+    model, arm = rows.model[keep], rows.arms[keep]
+    group = rows.task[keep].astype(np.int64)
+    if len(group) and (model.min() != model.max() or arm.min() != arm.max()):  # groups apart by sampler and arm
+        key = (group * (len(rows.model_names) + 1) + model + 1) * (len(rows.arm_names) + 1) + arm + 1
+        group = np.unique(key, return_inverse=True)[1].reshape(-1)
+    rx = _midranks(group, rows.reply_len[keep].astype(np.float64))
+    ry = _midranks(group, rows.reward[keep])
     n = np.bincount(group).astype(np.float64)
     centre = (n + 1) / 2.0
     dx, dy = rx - centre[group], ry - centre[group]
-    sxy = np.bincount(group, weights=dx * dy)
-    sxx = np.bincount(group, weights=dx * dx)
-    syy = np.bincount(group, weights=dy * dy)
+    sxy = np.bincount(group, weights=dx * dy, minlength=len(n))
+    sxx = np.bincount(group, weights=dx * dx, minlength=len(n))
+    syy = np.bincount(group, weights=dy * dy, minlength=len(n))
     use = (sxx > 0) & (syy > 0)  # both vary (so n >= 2)
     if not use.any():
         return None

@@ -162,7 +162,7 @@ class Columns:
         put("arm", None if arm is None else _runs(arm))
         put("tokens", _first_number(table, names["tokens"], n))
         put("max_tokens", _first_number(table, ("max_tokens", "sampling.max_tokens"), n))
-        reply_hash, reply_len = _replies(table, names["completion"], n)
+        reply_hash, reply_len = _replies(table, names["completion"])
         put("reply_hash", reply_hash)
         put("reply_len", reply_len)
         for name, path in builder.graders.items():
@@ -176,6 +176,14 @@ class Columns:
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
         graders = {name: np.concatenate(parts) for name, parts in self.graders.items()}
+        hashes, lengths = self.parts.pop("reply_hash"), self.parts.pop("reply_len")
+        reply_hash = reply_len = None
+        if any(a is not None for a in lengths):  # a batch with no reply column holds none (-1)
+            reply_hash = np.concatenate([np.zeros(self.sizes[i], np.int64) if a is None else a
+                                         for i, a in enumerate(hashes)])
+            reply_len = np.concatenate([np.full(self.sizes[i], NO_REPLY, np.int32) if a is None else a
+                                        for i, a in enumerate(lengths)])
+        del hashes, lengths
         cat = {}
         for k in list(self.parts):  # each column's batches freed as soon as it is joined (peak memory)
             v = self.parts.pop(k)
@@ -195,20 +203,24 @@ class Columns:
                          model_names=names["model"], arm=codes["arm"], arm_names=names["arm"],
                          tokens=cat["tokens"], max_tokens=cat["max_tokens"], nan_reward=cat["nan"],
                          has_pairs=self.has_pairs, lines=lines, source=builder.source, fields=builder.fields,
-                         keys=list(builder.keys), reward_read=True, reply_hash=cat["reply_hash"].astype(np.int64),
-                         reply_len=cat["reply_len"].astype(np.int32), graders=graders)
+                         keys=list(builder.keys), reward_read=True, reply_hash=reply_hash, reply_len=reply_len,
+                         graders=graders)
 
 
-def _replies(table: Any, names: tuple[str, ...], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(hash, length) of each row's reply: the first of `names` that holds one (readers/replies.py)."""
-    hashes, lengths = np.zeros(n, dtype=np.int64), np.full(n, NO_REPLY, dtype=np.int32)
+def _replies(table: Any, names: tuple[str, ...]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(hash, length) of each row's reply: the first of `names` that holds one (readers/replies.py); (None, None)
+    where no column of `names` is there."""
+    hashes = lengths = None
     for name in reversed(names):  # fill from the last, overwrite by the first present
         col = _get(table, name)
         if col is None:
             continue
         h, length = arrow_replies(col)
-        have = length != NO_REPLY
-        hashes, lengths = np.where(have, h, hashes), np.where(have, length, lengths)
+        if lengths is None:
+            hashes, lengths = h, length
+        else:
+            have = length != NO_REPLY
+            hashes, lengths = np.where(have, h, hashes), np.where(have, length, lengths)
     return hashes, lengths
 
 

@@ -92,22 +92,20 @@ def arrow_replies(col: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.compute as pc
 
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    texts, tools = [], []
-    for chunk in chunks:
+    hashes, lengths = [], []
+    for chunk in chunks:  # a parsed block at a time: its texts are in Python only while it is hashed
         text, tool = _texts(chunk, pa, pc)
-        texts.append(text)
-        tools.append(tool)
-    text = pa.chunked_array(texts, type=pa.string()).combine_chunks() if texts else pa.array([], pa.string())
-    tool = np.concatenate(tools) if tools else np.zeros(0, dtype=bool)
-    lengths = pc.fill_null(pc.utf8_length(pc.utf8_trim(text, WHITESPACE)), NO_REPLY).to_numpy(
-        zero_copy_only=False).astype(np.int32)
-    lengths[tool] = TOOL_TRAJECTORY
-    n = len(text)
-    hashes = np.zeros(n, dtype=np.int64)
-    have = np.flatnonzero(lengths >= 0)
-    if len(have):
-        hashes[have] = np.fromiter(map(hash, text.take(have).to_pylist()), dtype=np.int64, count=len(have))
-    return hashes, lengths
+        length = pc.fill_null(pc.utf8_length(pc.utf8_trim(text, WHITESPACE)), NO_REPLY).to_numpy(
+            zero_copy_only=False).astype(np.int32)
+        length[tool] = TOOL_TRAJECTORY
+        h = np.fromiter(map(hash, text.to_pylist()), dtype=np.int64, count=len(text))
+        h[length < 0] = 0  # no reply read: as measure() leaves it
+        hashes.append(h)
+        lengths.append(length)
+        del text
+    if not chunks:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return np.concatenate(hashes), np.concatenate(lengths)
 
 
 def _texts(chunk: Any, pa: Any, pc: Any) -> tuple[Any, np.ndarray]:
