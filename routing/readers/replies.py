@@ -9,9 +9,10 @@ did, so its reply is marked TOOL_TRAJECTORY and not read. Anything else (a numbe
 that are not messages) is no reply.
 
 The careful reader applies the rule row by row (`python_replies`), the columnar one column by column
-(`arrow_replies`); both measure and hash through the same two functions, so they agree row for row
-(tests/routing/test_columnar.py). The hash is Python's own string hash, salted per process: replies are compared
-within one read, and the hash is never stored or shown.
+(`arrow_replies`), and both hash the same UTF-8 bytes with Python's own hash of bytes (salted per process: replies
+are compared within one read, and the hash is never stored or shown), so they agree row for row
+(tests/routing/test_columnar.py). The columnar side slices each block's bytes straight from the arrow buffer,
+never building the strings.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def measure(texts: Iterable[Any], n: int) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.empty(n, dtype=np.int32)
     for i, t in enumerate(texts):
         if type(t) is str:
-            hashes[i], lengths[i] = hash(t), len(t.strip(WHITESPACE))
+            hashes[i], lengths[i] = hash(t.encode("utf-8", "surrogatepass")), len(t.strip(WHITESPACE))
         else:
             lengths[i] = TOOL_TRAJECTORY if t is _TOOL else NO_REPLY
     return hashes, lengths
@@ -98,7 +99,7 @@ def arrow_replies(col: Any) -> tuple[np.ndarray, np.ndarray]:
         length = pc.fill_null(pc.utf8_length(pc.utf8_trim(text, WHITESPACE)), NO_REPLY).to_numpy(
             zero_copy_only=False).astype(np.int32)
         length[tool] = TOOL_TRAJECTORY
-        h = np.fromiter(map(hash, text.to_pylist()), dtype=np.int64, count=len(text))
+        h = _hashes(text)
         h[length < 0] = 0  # no reply read: as measure() leaves it
         hashes.append(h)
         lengths.append(length)
@@ -106,6 +107,17 @@ def arrow_replies(col: Any) -> tuple[np.ndarray, np.ndarray]:
     if not chunks:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     return np.concatenate(hashes), np.concatenate(lengths)
+
+
+def _hashes(text: Any) -> np.ndarray:
+    """Python's hash of each string's UTF-8 bytes, sliced from the array's data buffer (nulls hash as b"")."""
+    n = len(text)
+    _, offsets_buffer, data_buffer = text.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32, count=n + 1, offset=4 * text.offset)
+    low, high = int(offsets[0]), int(offsets[-1])
+    data = data_buffer.slice(low, high - low).to_pybytes() if data_buffer is not None and high > low else b""
+    starts, ends = (offsets[:-1] - low).tolist(), (offsets[1:] - low).tolist()
+    return np.fromiter(map(hash, map(data.__getitem__, map(slice, starts, ends))), dtype=np.int64, count=n)
 
 
 def _texts(chunk: Any, pa: Any, pc: Any) -> tuple[Any, np.ndarray]:
