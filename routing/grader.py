@@ -91,7 +91,13 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
                     f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
                     f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled "
                     f"at temperature? a flaky test?)")
-            if flips["flip_share"] > D.GRADER_FLIP_SHARE:
+            if flips.get("one_text_per_task"):  # every rollout of a task the same text: replies, or a task's text?
+                field = (f"`{rows.fields['completion']}`" if "completion" in rows.fields
+                         else "the reply field (completion, response or output)")
+                warnings.append(f"{what}; but every rollout of every task carries the same text in {field}: if that is "
+                                f"the task's own text (a reference answer), map the replies with "
+                                f"fields={{\"completion\": ...}}; if it is the reply, the grader is not a function of it")
+            elif flips["flip_share"] > D.GRADER_FLIP_SHARE:
                 if not decided:
                     summary = (f"{what[0].upper()}{what[1:]}. Grade at temperature 0 or with fixed seeds (or take the "
                                f"majority of several gradings), re-grade, then ask again.")
@@ -225,8 +231,12 @@ def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
     key *= MIX
     key += rows.task[keep].astype(np.uint64)
     ordered = np.sort(key)
-    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    del ordered
+    same = ordered[1:] == ordered[:-1]
+    repeated = np.unique(ordered[1:][same])
+    # one text in every rollout of every task: the field may hold a task's own text (a reference answer), not replies
+    tasks = int(np.count_nonzero(np.bincount(rows.task[keep]))) if len(key) else 0
+    one_text = bool(len(repeated)) and len(key) - int(same.sum()) == tasks
+    del ordered, same
     none = {"repeated_replies": 0, "graded_both_ways": 0, "flip_share": None}
     if not len(repeated):
         return none
@@ -239,6 +249,8 @@ def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
     flipped = (np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)) > 1e-9
     n_rep, n_flip = len(starts), int(flipped.sum())
     out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip, "flip_share": round(n_flip / n_rep, 4)}
+    if one_text:
+        out["one_text_per_task"] = True
     if n_flip:
         first = np.sort(at[starts[flipped]])
         out["flip_tasks"] = _tasks(rows, first)

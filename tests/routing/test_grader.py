@@ -260,3 +260,13 @@ def test_the_flip_share_threshold_is_half_the_effect_to_prove():
     # 5% of repeated pairs graded apart is a per-grade flip chance q with 2q(1 - q) = 0.05: about half PROVE_EFFECT
     q = (1 - math.sqrt(1 - 2 * D.GRADER_FLIP_SHARE)) / 2
     assert q == pytest.approx(D.PROVE_EFFECT / 2, rel=0.05)
+
+
+def test_one_text_for_every_rollout_of_a_task_is_said_not_stopped_on():
+    """Alpaca-style rows keep the reference answer under `output`: one text a task, graded both ways by the rollouts'
+    own grades. That may be a broken grader at temperature 0, or not the replies at all: said, not a stop."""
+    rows = [{"task_id": f"t{t}", "reward": float(j < 2), "output": f"reference {t}"} for t in range(12) for j in range(4)]
+    c = check_grader(rows)
+    assert not c.decided and c.evidence["one_text_per_task"] and c.evidence["graded_both_ways"] == 12
+    assert any("reference answer" in w and 'fields={"completion": ...}' in w for w in c.warnings)
+    assert routing.route(rows, MODEL).route == "grpo"
