@@ -16,3 +16,14 @@ class NextStep(BaseModel):
                              description="Arguments the caller must fill in before calling (placeholders in `arguments`).")
     command: str | None = Field(None, description="A shell command to run, when the next step is one.")
     why: str = Field(description="Why this is the next step, in one sentence.")
+
+
+# What an argument the caller must still fill in holds, the same word in every tool and command: the argument's
+# own name in angle brackets (`taskset='<taskset>'`), listed in the step's `needs` by that name. The writers refuse
+# a placeholder left in place, naming the argument.
+def placeholder(argument: str) -> str:
+    return f"<{argument}>"
+
+
+def is_placeholder(text: object) -> bool:
+    return isinstance(text, str) and text.startswith("<") and text.endswith(">")

@@ -50,10 +50,6 @@ MIN_SPLIT_TASKS = 32
 # 8 = RL_ROLLOUTS_PER_PROMPT, 16 = DIFFICULTY_BAND_ROLLOUTS; DAPO arXiv:2503.14476).
 PREDICT_SPLIT_AT = (4, 8, 16)
 
-# OPSD needs in-context learning of about 7B parameters or more; under it, SFT on a stronger model's
-# completions (seed section 3; Qwen3-0.6B OPSD vs GRPO -0.554 [-0.614, -0.495] in the whileai recipe).
-OPSD_MIN_PARAMS_B = 7.0
-
 # Held-out sizing (whileai defaults.py: BASE_PASS_RATE, ROLLOUTS_PER_TASK, POWER, ALPHA, CEILING_PASS_RATE,
 # MIN_HOLDOUT_TASKS; Miller 2024 section 5 for power and alpha; tau-bench for k = 4).
 HOLDOUT_BASE = 0.6
@@ -131,9 +127,6 @@ CONFIDENCE_SAY_BELOW = 0.9
 # spirit of Efron & Tibshirani 1993 ch. 14's double bootstrap, Hall 1992 for its calibration role) measures the
 # two-eval agreement: bench/coverage_bench.py --confidence.
 CONFIDENCE_FRESH = True
-
-# Steps the route's cost estimate assumes: prime_rl_config's default (methods/defaults.py PRIME_RL_STEPS).
-COST_STEPS = 100
 
 # -- Question 0: the grader, read from the replies (routing/grader.py) -----------------------------------------------
 # A blank reply that passes stops the route at any count, as a passing cut-off reply does (seed question 1's rule:

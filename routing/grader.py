@@ -32,7 +32,7 @@ from .rows import GradedRows, RowsLike, display_name
 from .stats import tasks_needed
 from .verdicts import NextStep
 
-__all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line"]
+__all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
 
 NO_REPLIES = ("no row carries its reply (completion, response or output; fields={\"completion\": ...} maps "
               "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
@@ -197,6 +197,15 @@ def placeholder(rows: GradedRows) -> bool:
     have = rows.reply_len >= 0
     hashes = rows.reply_hash[have]
     return bool(len(hashes)) and bool((hashes == hashes[0]).all()) and len(np.unique(rows.task[have])) > 1
+
+
+def grader_caption(trace: list[Any]) -> str | None:
+    """The picture's whole caption where question 0 decided the route (None where it did not)."""
+    q0 = next((t for t in trace if t.name == "grader"), None)
+    if q0 is None or not q0.decided:
+        return None
+    return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
+            f"not drawn: make a blank reply fail and the same reply get the same grade, re-grade, and ask again.")
 
 
 def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,

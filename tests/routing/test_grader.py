@@ -253,7 +253,8 @@ def test_the_band_caption_says_nothing_new_unless_question_0_found_something():
     rows = rows_with(replies, rewards)
     r = routing.route(rows, MODEL)
     caption = picture(rows, r, model=MODEL).caption
-    assert caption.startswith("Route: fix_reward") and "Grader: 1 blank reply passed." in caption
+    assert caption.startswith("Route: fix_reward. Grader: 1 blank reply passed. The grader, not the model, decides")
+    assert "cut off" not in caption  # question 1 was not asked
 
 
 def test_the_flip_share_threshold_is_half_the_effect_to_prove():

@@ -16,7 +16,7 @@ from pick_a_method.routing.grader import judge_audit_rows
 from pick_a_method.routing.picture import picture
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools"
-INSPECT = TOOLS / "inspect_ai" / "0.3.285" / "standin_sums_blank_judge"
+INSPECT = TOOLS / "inspect_ai" / "0.3.285-blank" / "standin_sums_blank_judge"
 VF = TOOLS / "verifiers" / "0.3.1-blank"
 
 
@@ -56,6 +56,11 @@ def test_inspect_model_graded_scorer_is_a_judge_and_its_agreement_is_said():
     assert any("`model_graded_fact` (a model)" in w and "kappa 0.90" in w for w in r.warnings)
     caption = picture(read_rows(INSPECT.with_suffix(".eval")), r, model=MODEL).caption
     assert "Grader: 2 blank replies passed; `model_graded_fact` differs on 2 rows." in caption
+    judged = read_rows(INSPECT.with_suffix(".eval"), fields={"reward": "scores.model_graded_fact.value"})
+    r = routing.route(judged, MODEL)  # question 1 decides; question 0's warnings join its caption
+    caption = picture(judged, r, model=MODEL).caption
+    assert "1 of 3 replies cut off at the token cap passed" in caption and caption.endswith(
+        "Grader: `lenient` differs on 2 rows; a model graded the reward.")
 
 
 def test_inspect_judge_read_as_the_reward_says_how_to_audit_it():
