@@ -121,7 +121,7 @@ def dominant_model(rows: GradedRows) -> str | None:
     return rows.model_names[int(np.bincount(named).argmax())]
 
 
-def _median_budget(rows: GradedRows) -> float | None:
+def median_budget(rows: GradedRows) -> float | None:
     stated = rows.max_tokens[~np.isnan(rows.max_tokens)]
     return float(np.median(stated)) if len(stated) else None
 
@@ -191,7 +191,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     if not paired_ok and (t.ci95 is None or s.ci95 is None):
         return undecided(f"Undecided: an interval needs {D.MIN_CI_TASKS}+ tasks on each side (teacher "
                          f"{t.n_tasks}, student {s.n_tasks}).", score_more)
-    tb, sb = _median_budget(t_rows), _median_budget(s_rows)
+    tb, sb = median_budget(t_rows), median_budget(s_rows)
     if tb is not None and sb is not None and tb > sb:
         return undecided(f"Undecided: the teacher was scored with max_tokens {tb:g}, the student with {sb:g}. Inside "
                          f"an OPD run the teacher is cut at the student's budget: score it at {sb:g} and ask again.",

@@ -34,7 +34,7 @@ def rows_arguments(rows: GradedRows) -> tuple[dict[str, Any], list[str]]:
     return extra, ["rows"]
 
 
-def _check_threshold(pass_threshold: float) -> float:
+def check_threshold(pass_threshold: float) -> float:
     if not np.isfinite(pass_threshold):
         raise InputError(f"pass_threshold is {pass_threshold}; give a finite number (default "
                          f"{D.PASS_THRESHOLD}: a row passes when reward >= it)", field="pass_threshold")
@@ -149,7 +149,7 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     """Question 1: count rows cut off at the token cap that still passed. Any count above zero: fix the reward
     first (a truncated reply must fail, or raise max_tokens); DAPO penalizes over-long samples for this reason."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     passed = rows.truncated & (rows.reward >= pass_threshold)  # NaN compares false: ungraded never passes
     hits = np.flatnonzero(passed)
     n_trunc = int(rows.truncated.sum())
@@ -240,7 +240,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     """Per-task pass rates, pass@1 with a 95% percentile bootstrap over tasks, and the unbiased pass@k and
     pass^k over the groups with at least k graded rollouts (k defaults to the smallest group of two or more)."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     if k is not None and k < 1:
         raise InputError(f"k is {k}; k must be at least 1", field="k")
     if k is not None and k > MAX_K:  # an int past 4,300 digits cannot even be printed in a warning
@@ -308,7 +308,7 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
     """Question 3: floor (every task fails), saturated (every task passes) or mixed, the share of tasks that
     split (only those give a grouped method gradient) and the split share to expect at larger k."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     g = groups(rows, pass_threshold)
     warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     args, needs = rows_arguments(rows)

@@ -16,8 +16,8 @@ from pick_a_method.routing.grader import judge_audit_rows
 from pick_a_method.routing.picture import picture
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools"
-INSPECT = TOOLS / "inspect_ai" / "0.3.285-blank" / "standin_sums_blank_judge"
-VF = TOOLS / "verifiers" / "0.3.1-blank"
+INSPECT = TOOLS / "inspect_ai" / "blank" / "0.3.285" / "standin_sums_blank_judge"
+VF = TOOLS / "verifiers" / "blank" / "0.3.1"
 
 
 def inspect_truth():
