@@ -17,6 +17,7 @@ own records say about the grade before any rate is read from it.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
@@ -48,7 +49,26 @@ class GraderCheck(BaseModel):
     summary: str
     evidence: dict[str, Any]
     warnings: list[str] = Field(default_factory=list)
-    blank_pass_rows: list[int] = Field(default_factory=list, description="Rows of blank replies that passed (first few).")
+    rows_to_fix: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict, description="Where to look when it decided: blank_passes, graded_both_ways (first few).")
+
+
+@dataclass
+class _Found:
+    """What the checks found so far (each check adds to it)."""
+
+    evidence: dict[str, Any]
+    found: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    summary: str = ""
+    decided: bool = False
+    rows_to_fix: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def stop(self, what: str, summary: str, refs: list[dict[str, Any]]) -> None:
+        """A finding that decides the route (the first one's summary is the route's)."""
+        self.summary = self.summary or summary
+        self.decided = True
+        self.rows_to_fix[what] = refs
 
 
 def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> GraderCheck:
@@ -56,94 +76,24 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
     rows = as_rows(rows)
     graded = ~np.isnan(rows.reward)
     passed = rows.reward >= pass_threshold  # NaN compares false: ungraded never passes
-    evidence: dict[str, Any] = {"replies": rows.n_replies}
-    if rows.reply_len is None:
-        evidence["note"] = NO_REPLIES
-    evidence["rows"] = len(rows)
-    found, warnings, summary, decided = [], [], "", False
-    blank_rows: list[int] = []
-    if placeholder(rows):
-        evidence["note"] = ("every row carries the same reply over several tasks (a placeholder, or replies left "
-                            "out?): read as no replies. " + NO_REPLIES)
-    elif rows.reply_len is not None:
-        n_tool = int((rows.reply_len == TOOL_TRAJECTORY).sum())
-        if n_tool:
-            evidence["tool_trajectories"] = n_tool
-            warnings.append(f"{plural(n_tool, 'row')} end a tool-using trajectory: their grade may rest on what the "
-                            f"tools did, so question 0 does not read their last message as the reply")
-        blank = (rows.reply_len == 0) & graded
-        hits = np.flatnonzero(blank & passed)
-        blank_rows = hits[: D.GRADER_EXAMPLES].tolist()
-        evidence.update(blank_replies=int(blank.sum()), blank_passes=len(hits))
-        if len(hits):
-            evidence["blank_pass_examples"] = rows.refs(blank_rows)
-            evidence["blank_pass_tasks"] = _tasks(rows, hits)
-            found.append("blank_passes")
-            decided = True
-            summary = (f"{replies(len(hits), 'blank')} passed (e.g. {', '.join(rows.where(i) for i in blank_rows)}): "
-                       f"the grader passes an answer that says nothing, so every rate below counts them. Make a blank "
-                       f"(or whitespace-only) reply fail, re-grade, then ask again.")
-        flips = _flips(rows, graded)
-        evidence.update(flips)
-        if flips["graded_both_ways"]:
-            found.append("graded_both_ways")
-            what = (f"{flips['graded_both_ways']} of {replies(flips['repeated_replies'], 'repeated')} "
-                    f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
-                    f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled "
-                    f"at temperature? a flaky test?)")
-            if flips.get("one_text_per_task"):  # every rollout of a task the same text: replies, or a task's text?
-                field = (f"`{rows.fields['completion']}`" if "completion" in rows.fields
-                         else "the reply field (completion, response or output)")
-                warnings.append(f"{what}; but every rollout of every task carries the same text in {field}: if that is "
-                                f"the task's own text (a reference answer), map the replies with "
-                                f"fields={{\"completion\": ...}}; if it is the reply, the grader is not a function of it")
-            elif flips["flip_share"] > D.GRADER_FLIP_SHARE:
-                if not decided:
-                    summary = (f"{what[0].upper()}{what[1:]}. Grade at temperature 0 or with fixed seeds (or take the "
-                               f"majority of several gradings), re-grade, then ask again.")
-                decided = True
-            else:
-                warnings.append(f"{what}; under {D.GRADER_FLIP_SHARE:.0%} of repeated replies, so the route goes on: "
-                                f"read those rows")
-        length = _length_bias(rows, graded)
-        if length is not None:
-            evidence["length"] = length
-            if length["biased"]:
-                found.append("length_bias")
-                warnings.append(
-                    f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
-                    f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
-                    f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short and long "
-                    f"replies of the same tasks and compare their grades, or re-grade with the length held fixed")
-    comparisons = _graders(rows, graded, pass_threshold)
-    if comparisons:
-        evidence["graders"] = comparisons
-    differ = [c for c in comparisons if c["disagree_rows"]]
-    if differ:
-        found.append("graders_differ")
-    for c in differ:
-        kappa = f"kappa {c['kappa']:.2f}" if c["kappa"] is not None else "kappa undefined: a grader is constant"
-        judge = " (a model)" if c["judge"] else ""
-        warnings.append(f"grader `{c['name']}`{judge} grades these rollouts too: it agrees with the reward read on "
-                        f"{c['rows'] - c['disagree_rows']} of {c['rows']} rows ({kappa}) and differs on "
-                        f"{plural(c['disagree_rows'], 'row')} ({', '.join(c['disagree_tasks'][:5])}); if both grade "
-                        f"the same thing, read those replies to see which is right")
-    judge = _judge(rows, graded, passed)
-    if judge is not None:
-        evidence["judge"] = judge
-        found.append("judge")
-        warnings.append(f"a model graded the reward read ({judge['by']}): every rate here is only as good as that judge. "
-                        f"Audit it first (audit-your-judge): hand-label {judge['audit_rows']} rows for a 95% interval of "
-                        f"+/-{judge['kappa_half_width']:g} on Cohen's kappa between the judge and your labels (at "
-                        f"kappa {D.JUDGE_AUDIT_KAPPA:g} and its pass rate {judge['pass_rate']:.2f})")
-    answer = ", ".join(found) if found else ("ok" if rows.reply_len is not None and not placeholder(rows)
-                                             else "no_replies")
-    if not summary:
-        summary = ("Question 0: " + ("nothing found in the replies or the grades." if answer == "ok" else
-                                     "no replies to read." if answer == "no_replies" else
-                                     f"{answer.replace('_', ' ')} (see the warnings)."))
-    return GraderCheck(answer=answer, decided=decided, summary=summary, evidence=evidence, warnings=warnings,
-                       blank_pass_rows=blank_rows)
+    f = _Found({"replies": rows.n_replies})
+    stand_in = placeholder(rows)
+    if rows.reply_len is None or stand_in:
+        f.evidence["note"] = (("every row carries the same reply over several tasks (a placeholder, or replies left "
+                               "out?): read as no replies. ") if stand_in else "") + NO_REPLIES
+    f.evidence["rows"] = len(rows)
+    if rows.reply_len is not None and not stand_in:
+        _blank_passes(rows, graded, passed, f)
+        _graded_both_ways(rows, graded, f)
+        _length_bias(rows, graded, f)
+    _other_graders(rows, graded, pass_threshold, f)
+    _judge(rows, graded, passed, f)
+    answer = ", ".join(f.found) if f.found else ("ok" if rows.reply_len is not None and not stand_in else "no_replies")
+    summary = f.summary or ("Question 0: " + ("nothing found in the replies or the grades." if answer == "ok" else
+                                              "no replies to read." if answer == "no_replies" else
+                                              f"{answer.replace('_', ' ')} (see the warnings)."))
+    return GraderCheck(answer=answer, decided=f.decided, summary=summary, evidence=f.evidence, warnings=f.warnings,
+                       rows_to_fix=f.rows_to_fix)
 
 
 def grader_step(a: Asked) -> Decision | None:
@@ -154,12 +104,8 @@ def grader_step(a: Asked) -> Decision | None:
     a.warn(*check.warnings)
     if not check.decided:
         return None
-    arguments, needs = rows_arguments(a.all_rows)
-    if check.blank_pass_rows:
-        arguments = {"blank_passes": a.all_rows.refs(check.blank_pass_rows)}
-        needs = []
     return Decision("fix_reward", [], check.summary,
-                    NextStep(tool=None, arguments=arguments, needs=needs,
+                    NextStep(tool=None, arguments=check.rows_to_fix,
                              why="Fix the grader (a blank reply fails; the same reply gets the same grade), re-grade "
                                  "the rows, and call route again."), gpu=False)
 
@@ -226,12 +172,75 @@ def _tasks(rows: GradedRows, at: np.ndarray) -> list[str]:
     return [display_name(rows.task_names[t]) for t in codes]
 
 
+def _blank_passes(rows: GradedRows, graded: np.ndarray, passed: np.ndarray, f: _Found) -> None:
+    """Blank (or whitespace-only) replies that passed: any stops the route. Tool trajectories are not read."""
+    n_tool = int((rows.reply_len == TOOL_TRAJECTORY).sum())
+    if n_tool:
+        f.evidence["tool_trajectories"] = n_tool
+        f.warnings.append(f"{plural(n_tool, 'row')} end a tool-using trajectory: their grade may rest on what the "
+                          f"tools did, so question 0 does not read their last message as the reply")
+    blank = (rows.reply_len == 0) & graded
+    hits = np.flatnonzero(blank & passed)
+    f.evidence.update(blank_replies=int(blank.sum()), blank_passes=len(hits))
+    if not len(hits):
+        return
+    shown = hits[: D.GRADER_EXAMPLES].tolist()
+    f.evidence["blank_pass_examples"] = rows.refs(shown)
+    f.evidence["blank_pass_tasks"] = _tasks(rows, hits)
+    f.found.append("blank_passes")
+    f.stop("blank_passes", f"{replies(len(hits), 'blank')} passed (e.g. {', '.join(rows.where(i) for i in shown)}): "
+                           f"the grader passes an answer that says nothing, so every rate below counts them. Make a "
+                           f"blank (or whitespace-only) reply fail, re-grade, then ask again.", rows.refs(shown))
+
+
+def _graded_both_ways(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
+    """The same reply text graded apart within a task: above GRADER_FLIP_SHARE of the repeated replies it stops the
+    route, under it a warning; where every rollout of every task is one text, both readings are said."""
+    flips = _repeated_replies(rows, graded)
+    f.evidence.update(flips)
+    if not flips["graded_both_ways"]:
+        return
+    f.found.append("graded_both_ways")
+    what = (f"{flips['graded_both_ways']} of {replies(flips['repeated_replies'], 'repeated')} "
+            f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
+            f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled at "
+            f"temperature? a flaky test?)")
+    if flips.get("one_text_per_task"):  # every rollout of a task the same text: replies, or a task's own text?
+        where = (f"`{rows.fields['completion']}`" if "completion" in rows.fields
+                 else "the reply field (completion, response or output)")
+        f.warnings.append(f"{what}; but every rollout of every task carries the same text in {where}: if that is the "
+                          f"task's own text (a reference answer), map the replies with fields={{\"completion\": ...}}; "
+                          f"if it is the reply, the grader is not a function of it")
+    elif flips["flip_share"] > D.GRADER_FLIP_SHARE:
+        f.stop("graded_both_ways", f"{what[0].upper()}{what[1:]}. Grade at temperature 0 or with fixed seeds (or take "
+                                   f"the majority of several gradings), re-grade, then ask again.",
+               flips["flip_examples"])
+    else:
+        f.warnings.append(f"{what}; under {D.GRADER_FLIP_SHARE:.0%} of repeated replies, so the route goes on: read "
+                          f"those rows")
+
+
+def _length_bias(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
+    """A grade that rises with the reply's length within tasks: a warning naming length and the audit."""
+    length = _length_link(rows, graded)
+    if length is None:
+        return
+    f.evidence["length"] = length
+    if length["biased"]:
+        f.found.append("length_bias")
+        f.warnings.append(f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
+                          f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
+                          f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short "
+                          f"and long replies of the same tasks and compare their grades, or re-grade with the length "
+                          f"held fixed")
+
+
 # (task, reply) as one 64-bit key: the hash times an odd constant (a bijection mod 2^64) plus the task code, so two
 # pairs share a key about as often as two replies share a hash
 MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
+def _repeated_replies(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
     """Repeated replies (a task's same text given 2+ times, cut-off rows left out) and those graded apart. The
     repeated keys come from one sorted copy of one key a row; only the rows holding them are kept past it (memory:
     two arrays of the rows' length at once)."""
@@ -257,7 +266,8 @@ def _flips(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
     reward = rows.reward[at]
     flipped = (np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)) > 1e-9
     n_rep, n_flip = len(starts), int(flipped.sum())
-    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip, "flip_share": round(n_flip / n_rep, 4)}
+    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip,
+                           "flip_share": round(n_flip / n_rep, 4)}
     if one_text:
         out["one_text_per_task"] = True
     if n_flip:
@@ -283,7 +293,7 @@ def _midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _length_bias(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
+def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read.
     Past LENGTH_MAX_ROWS rows it reads every s-th task's groups (s the smallest stride that fits)."""
     keep = graded & (rows.reply_len > 0) & ~rows.truncated
@@ -318,8 +328,9 @@ def _length_bias(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
             "biased": biased}
 
 
-def _graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float) -> list[dict[str, Any]]:
-    """Each other grader against the reward read: rows both graded, raw agreement, Cohen's kappa, where they differ."""
+def _other_graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float, f: _Found) -> None:
+    """Each other grader against the reward read: rows both graded, raw agreement, Cohen's kappa, where they differ;
+    a warning for each that grades any row apart."""
     out = []
     for name, values in rows.graders.items():
         both = graded & ~np.isnan(values)
@@ -337,13 +348,30 @@ def _graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float) -> lis
                     "kappa": round((p_o - p_e) / (1 - p_e), 4) if p_e < 1 else None,
                     "disagree_rows": len(apart), "disagree_tasks": _tasks(rows, apart),
                     "judge": rows.judged_by.get(name)})
-    return out
+    if out:
+        f.evidence["graders"] = out
+    differ = [c for c in out if c["disagree_rows"]]
+    if differ:
+        f.found.append("graders_differ")
+    for c in differ:
+        kappa = f"kappa {c['kappa']:.2f}" if c["kappa"] is not None else "kappa undefined: a grader is constant"
+        judge = " (a model)" if c["judge"] else ""
+        f.warnings.append(f"grader `{c['name']}`{judge} grades these rollouts too: it agrees with the reward read on "
+                          f"{c['rows'] - c['disagree_rows']} of {c['rows']} rows ({kappa}) and differs on "
+                          f"{plural(c['disagree_rows'], 'row')} ({', '.join(c['disagree_tasks'][:5])}); if both grade "
+                          f"the same thing, read those replies to see which is right")
 
 
-def _judge(rows: GradedRows, graded: np.ndarray, passed: np.ndarray) -> dict[str, Any] | None:
+def _judge(rows: GradedRows, graded: np.ndarray, passed: np.ndarray, f: _Found) -> None:
     """Where a model graded the reward read: what says so, and the rows an audit labels (judge_audit_rows)."""
     if "reward" not in rows.judged_by or not graded.any():
-        return None
+        return
     rate = float(passed[graded].mean())
-    return {"by": rows.judged_by["reward"], "pass_rate": round(rate, 4), "audit_rows": judge_audit_rows(rate),
-            "kappa_half_width": D.JUDGE_AUDIT_HALF_WIDTH}
+    judge = {"by": rows.judged_by["reward"], "pass_rate": round(rate, 4), "audit_rows": judge_audit_rows(rate),
+             "kappa_half_width": D.JUDGE_AUDIT_HALF_WIDTH}
+    f.evidence["judge"] = judge
+    f.found.append("judge")
+    f.warnings.append(f"a model graded the reward read ({judge['by']}): every rate here is only as good as that judge. "
+                      f"Audit it first (audit-your-judge): hand-label {judge['audit_rows']} rows for a 95% interval of "
+                      f"+/-{judge['kappa_half_width']:g} on Cohen's kappa between the judge and your labels (at kappa "
+                      f"{D.JUDGE_AUDIT_KAPPA:g} and its pass rate {rate:.2f})")

@@ -50,7 +50,8 @@ class GradedRows:
     reply_hash: np.ndarray | None = None  # int64
     reply_len: np.ndarray | None = None  # int32
     graders: dict[str, np.ndarray] = field(default_factory=dict)  # other graders' grades, float64 (NaN: not graded)
-    judged_by: dict[str, str] = field(default_factory=dict)  # grader ("reward": the grade read) -> what says a model graded it
+    # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
+    judged_by: dict[str, str] = field(default_factory=dict)
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
 
     def __len__(self) -> int:

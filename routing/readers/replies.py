@@ -3,10 +3,10 @@ length, never the text itself, so a file of long replies costs 12 bytes a row on
 
 What the reply is: a string as it stands; a list of chat messages (verifiers' `completion`, the nodes of a
 verifiers 0.4 trace, each item a message or `{"message": ...}`) its last assistant message, with no assistant
-message an empty reply (an empty list too); a list of strings its last. A trajectory that used tools (a `tool` message, or an
-assistant message with tool calls) is not cut down to its last message: its grade may rest on what the tools
-did, so its reply is marked TOOL_TRAJECTORY and not read. Anything else (a number, an object, a list of objects
-that are not messages) is no reply.
+message an empty reply (an empty list too); a list of strings its last. A trajectory that used tools (a `tool`
+message, or an assistant message with tool calls) is not cut down to its last message: its grade may rest on what
+the tools did, so its reply is marked TOOL_TRAJECTORY and not read. Anything else (a number, an object, a list of
+objects that are not messages) is no reply.
 
 The careful reader applies the rule row by row (`python_replies`), the columnar one column by column
 (`arrow_replies`), and both hash the same UTF-8 bytes with Python's own hash of bytes (salted per process: replies

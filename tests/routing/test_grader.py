@@ -77,6 +77,10 @@ def test_a_flaky_grader_is_caught_and_a_rare_flip_is_a_warning():
     rows = S.flaky(rng, flip=0.1, n_tasks=200, k=8)
     c = check_grader(rows)
     assert c.decided and c.evidence["flip_share"] > D.GRADER_FLIP_SHARE
+    r = routing.route(rows, MODEL)
+    assert r.route == "fix_reward" and "got different grades within a task" in r.summary
+    shown = r.next_step.arguments["graded_both_ways"]
+    assert len(shown) == D.GRADER_EXAMPLES and shown == c.evidence["flip_examples"]
     # one repeated reply graded apart among many: said with its count, not a stop
     rows = S.clean(np.random.default_rng(4), n_tasks=300, k=8, ramble=False)
     repeated = check_grader(rows).evidence["repeated_replies"]
@@ -266,7 +270,8 @@ def test_the_flip_share_threshold_is_half_the_effect_to_prove():
 def test_one_text_for_every_rollout_of_a_task_is_said_not_stopped_on():
     """Alpaca-style rows keep the reference answer under `output`: one text a task, graded both ways by the rollouts'
     own grades. That may be a broken grader at temperature 0, or not the replies at all: said, not a stop."""
-    rows = [{"task_id": f"t{t}", "reward": float(j < 2), "output": f"reference {t}"} for t in range(12) for j in range(4)]
+    rows = [{"task_id": f"t{t}", "reward": float(j < 2), "output": f"reference {t}"}
+            for t in range(12) for j in range(4)]
     c = check_grader(rows)
     assert not c.decided and c.evidence["one_text_per_task"] and c.evidence["graded_both_ways"] == 12
     assert any("reference answer" in w and 'fields={"completion": ...}' in w for w in c.warnings)
