@@ -45,7 +45,7 @@ def rate(make, what, seed=0, evals=EVALS):
 ])
 def test_a_program_grader_raises_nothing_in_95_percent_of_evals(case):
     false_alarms = rate(lambda r: S.clean(r, **case), "any")
-    assert false_alarms <= 0.05  # the bar; measured 0 of 200 in each case (bench: 0 of 2,000)
+    assert false_alarms <= 0.05  # the bar; measured 0 of 200 in each case (bench: 0-2 of 2,000)
 
 
 def test_the_length_test_holds_its_level_where_length_and_grade_are_unrelated():
@@ -95,9 +95,9 @@ def test_a_flaky_grader_is_caught_and_a_rare_flip_is_a_warning():
     assert any(f"1 of {repeated} repeated replies" in w for w in c.warnings)
 
 
-@pytest.mark.parametrize("beta,power", [(1.0, 0.6), (2.0, 0.9)])
+@pytest.mark.parametrize("beta,power", [(1.0, 0.85), (2.0, 0.95)])
 def test_a_judge_that_favours_long_replies_is_named(beta, power):
-    assert rate(lambda r: S.length_judge(r, beta=beta), "length_bias") >= power  # bench: 0.72 / 0.97
+    assert rate(lambda r: S.length_judge(r, beta=beta), "length_bias") >= power  # bench: 0.94 / 1.00
 
 
 def test_the_length_warning_names_length_and_the_audit():
