@@ -4,6 +4,7 @@ reading side by side with polars' read_ndjson and pyarrow's read_json (the colum
     python bench/route_bench.py                 # all sizes; the anchor at 10k and 100k if whileai is installed
     python bench/route_bench.py --anchor-1m     # also the anchor's pass_at on 1M rows (about 4 minutes)
     python bench/route_bench.py --sizes 1000000 --repeat 5   # the issue-10 target: read+route <= 1.5x polars
+    python bench/route_bench.py --sizes 1000000 --repeat 1 --replies   # each row with its reply (question 0)
 
 Timings are best of `--repeat`, the readers taken in turn within each repeat (so a busy spell on a shared
 machine slows them alike); the ratios divide by polars' read_ndjson on the same file, and the CPU seconds
@@ -33,14 +34,23 @@ from pick_a_method import routing  # noqa: E402  (the installed project: pip ins
 K = 8
 
 
-def make_rows(n_rows: int, seed: int = 0) -> list[dict]:
-    """Rows like the anchor's benchmark: task_id, reward; 8 rollouts per task, pass probability uniform."""
+WORDS = "the answer is so we add carry one step then check result".split()
+
+
+def make_rows(n_rows: int, seed: int = 0, replies: bool = False) -> list[dict]:
+    """Rows like the anchor's benchmark: task_id, reward; 8 rollouts per task, pass probability uniform. With
+    `replies`, each row also carries a `completion` of 40-400 characters, each its own text."""
     rng = np.random.default_rng(seed)
     n_tasks = n_rows // K
     p = rng.uniform(size=n_tasks)
     passed = rng.uniform(size=(n_tasks, K)) < p[:, None]
-    return [{"task_id": f"task-{t}", "reward": float(passed[t, j]), "truncated": False, "model": "Qwen/Qwen3-8B"}
+    rows = [{"task_id": f"task-{t}", "reward": float(passed[t, j]), "truncated": False, "model": "Qwen/Qwen3-8B"}
             for t in range(n_tasks) for j in range(K)]
+    if replies:
+        words = rng.integers(8, 80, size=len(rows))
+        for i, r in enumerate(rows):
+            r["completion"] = " ".join(WORDS[(i + j) % len(WORDS)] for j in range(words[i])) + f" \\boxed{{{i}}}"
+    return rows
 
 
 TARGET = 1.5  # issue 10: 1M rows read and routed within 1.5x of polars' read_ndjson alone
@@ -115,6 +125,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--anchor-1m", action="store_true", help="also run the anchor's pass_at on 1M rows (minutes)")
     ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--replies", action="store_true", help="each row carries its reply (a completion string)")
     args = ap.parse_args()
     try:
         import whileai.simulations as anchor  # the anchor SDK, installed beside the project
@@ -136,7 +147,7 @@ def main() -> None:
     sizes = list(map(int, args.sizes.split(",")))
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            rows = make_rows(n)
+            rows = make_rows(n, replies=args.replies)
             path = Path(tmp) / f"rows_{n}.jsonl"
             with open(path, "w") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)

@@ -128,6 +128,45 @@ CONFIDENCE_SAY_BELOW = 0.9
 # two-eval agreement: bench/coverage_bench.py --confidence.
 CONFIDENCE_FRESH = True
 
+# -- Question 0: the grader, read from the replies (routing/grader.py) -----------------------------------------------
+# A blank reply that passes stops the route at any count, as a passing cut-off reply does (seed question 1's rule:
+# a reward that passes a reply with no answer in it decides every rate below, not the model).
+# The same reply text graded both ways within a task: above this share of a task's repeated replies (each distinct
+# reply given two or more times), fix_reward; at or under it, a warning with the count. A grader that flips a grade
+# with chance q makes a repeated pair differ with chance 2q(1 - q), so 5% of pairs is q of about 2.5%: a grading
+# error that moves a pass rate by up to 2.5 points, half of PROVE_EFFECT. A program grader is a function of the
+# reply and flips none (truncated rows are left out: a reward that fails a cut-off reply grades on more than text).
+GRADER_FLIP_SHARE = 0.05
+# A grade that rises with the reply's length within tasks (a judge's verbosity bias: Zheng et al. 2023,
+# arXiv:2306.05685; Dubois et al. 2024, arXiv:2404.04475): Spearman's rho of length and grade within each group
+# (task x sampler x arm; blank, cut-off and ungraded rows left out), pooled as sum((n - 1) r) / sqrt(sum(n - 1)),
+# normal under no link (a within-group rank correlation has permutation variance exactly 1 / (n - 1)). Said when
+# that z passes the one-sided level below AND the pooled rho reaches a small effect (0.1, Cohen 1988 ch. 3), over
+# at least LENGTH_MIN_GROUPS groups where both vary. The level is strict because the warning must stay quiet on
+# clean rows: bench/grader_bench.py measures the false alarms (program graders, lengths varying by task, by
+# sampler and at random) and the power against a length-biased judge.
+LENGTH_ALPHA = 0.001
+LENGTH_MIN_RHO = 0.1
+LENGTH_MIN_GROUPS = 10
+# Past this many rows the length test reads every s-th task (whole groups, s the smallest stride that fits): rho's
+# standard error is then about 1 / sqrt(rows), 0.003, and the test's arrays stay small beside the rows read (1M
+# rows with replies: the route's peak memory stays the read's).
+LENGTH_MAX_ROWS = 100_000
+# A judge's audit: how many rows to label by hand for a 95% interval of +/- JUDGE_AUDIT_HALF_WIDTH on Cohen's kappa
+# between the judge and your labels, sized as holdout_size sizes (stats.tasks_needed at power 0.5: the half-width
+# alone), with kappa's large-sample sd sqrt(p_o (1 - p_o)) / (1 - p_e) (Cohen 1960, Educ. Psychol. Meas. 20:37),
+# at the kappa a judge must reach to be trusted, 0.8 (the bottom of "almost perfect", Landis & Koch 1977,
+# Biometrics 33:159; McHugh 2012, Biochem. Med. 22:276), and p_e from the judge's own pass rate (held in
+# JUDGE_AUDIT_PASS_RANGE: at 0 or 1 kappa has no interval).
+JUDGE_AUDIT_KAPPA = 0.8
+JUDGE_AUDIT_HALF_WIDTH = 0.1
+JUDGE_AUDIT_PASS_RANGE = (0.05, 0.95)
+# Several graders of the same rollouts: any row they grade apart is said with raw agreement and Cohen's kappa, and
+# the tasks (a clean pair of graders of the same thing agrees on every row). A grade another grader gives is
+# compared only where its values lie in [0, 1] (counts and timings that tools keep beside rewards are not grades),
+# passing at min(pass_threshold, 1).
+# Rows a Q0 warning or summary points at (the first few), beside LIST_LIMIT for the tasks.
+GRADER_EXAMPLES = 5
 
 # ---------------------------------------------------------------------------------------------------------
 # After the GPU (`after`): did the trained checkpoint improve on the frozen held-out tasks?

@@ -1,7 +1,7 @@
 """Which row field means what: the row-field contract (DESIGN.md, issue 10).
 
 Every reader resolves the same canonical names through this module: `task_id`, `reward`, `truncated`,
-`model`, `arm`, `tokens`. A caller's `fields` mapping (canonical name -> the user's field name, a dotted
+`model`, `arm`, `tokens`, `completion` (the reply, which question 0 reads as a hash and a length). A caller's `fields` mapping (canonical name -> the user's field name, a dotted
 path such as `sampling.model` reaching into nested objects) replaces the native names for that field.
 Grades and samplers under names the router does not read are named in `field_notes`, never ignored in
 silence.
@@ -26,6 +26,8 @@ NATIVE: dict[str, tuple[str, ...]] = {
     "model": ("model", "model_version", "sampling.model", "checkpoint"),
     "arm": ("arm",),
     "tokens": ("completion_tokens", "usage.completion_tokens", "num_tokens", "response_length"),
+    # the reply: a string, or a list of chat messages (its last assistant message; readers/replies.py)
+    "completion": ("completion", "response", "output"),
 }
 CANONICAL = tuple(NATIVE)
 # Where rows say why the reply ended; a mapped `truncated` field may hold these words too.
@@ -39,8 +41,12 @@ ENDED_WORDS = frozenset({"stop", "eos", "end_turn", "stop_sequence", "tool_calls
                          "content_filter", "safety", "recitation", "refusal", "pause_turn", "abort", "finish_reason_stop"})
 UNSTATED_WORDS = frozenset({"unknown", "none", "null", ""})  # the tool says it does not know
 # `fields` keys that are options rather than field names: `cut_off` lists finish reasons (comma-separated) that
-# mean the reply was cut off, for a tool whose word is not in CUT_OFF_WORDS.
-OPTIONS = ("cut_off",)
+# mean the reply was cut off, for a tool whose word is not in CUT_OFF_WORDS; `other_rewards` lists fields
+# (comma-separated) where other graders graded the same rollouts, which question 0 compares with the reward.
+OPTIONS = ("cut_off", "other_rewards")
+# Fields that say a model graded the row (a judge's name or its raw verdict): verifiers' JudgeRubric keeps its
+# answers in the rollout state as `judge_response` (saved with vf-eval's state columns).
+JUDGE_NAMES = ("judge", "judge_model", "grader_model", "judge_response", "judge_name")
 
 # Grades graders write under other names: boolean verdicts and scores. Read only when mapped (a score in
 # [0, 1] passes only at reward >= pass_threshold, so reading one silently would change what "pass" means).
@@ -63,7 +69,8 @@ def check_fields(fields: Fields) -> dict[str, str]:
     for key, value in fields.items():
         if key not in NATIVE and key not in OPTIONS:
             raise InputError(f"fields names {key!r}; the names it maps are {', '.join(CANONICAL)} (and cut_off: "
-                             f"finish reasons that mean a cut-off)", field="fields")
+                             f"finish reasons that mean a cut-off; other_rewards: other graders' fields)",
+                             field="fields")
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"fields[{key!r}] is {value!r}; give the name of your field as a string (a dotted "
                              f"path such as 'sampling.model' reaches into nested objects)", field="fields")
@@ -80,6 +87,16 @@ def cut_off_words(fields: Mapping[str, str]) -> frozenset[str]:
     """CUT_OFF_WORDS plus the caller's own (`fields={"cut_off": "word, other"}`), casefolded."""
     extra = fields.get("cut_off", "")
     return CUT_OFF_WORDS | {w.strip().casefold() for w in extra.split(",") if w.strip()}
+
+
+def other_rewards(fields: Mapping[str, str]) -> list[str]:
+    """The fields other graders graded the same rollouts in (`fields={"other_rewards": "judge, rubric.pass"}`)."""
+    return [p.strip() for p in fields.get("other_rewards", "").split(",") if p.strip()]
+
+
+def used_heads(fields: Mapping[str, str]) -> set[str]:
+    """The top-level keys the caller's mapping reads (each of other_rewards' fields too; cut_off names no field)."""
+    return {head(v) for k, v in fields.items() if k not in OPTIONS} | {head(p) for p in other_rewards(fields)}
 
 
 def reason_kind(word: str, cut: frozenset[str]) -> bool | None | str:
@@ -128,7 +145,7 @@ def argument(name: str, value: str, fields: Mapping[str, str]) -> str:
 def field_notes(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: bool, model_read: bool) -> list[str]:
     """Warnings about grades and samplers the rows carry under names that were not read."""
     keys = [k for k in keys if isinstance(k, str)]
-    used = {head(v) for v in fields.values()}
+    used = used_heads(fields)
     notes = []
     grades = [k for k in keys if k.casefold() in GRADE_NAMES and k not in used]
     if not reward_read:
@@ -161,7 +178,7 @@ def suggest(keys: Iterable[str], fields: Mapping[str, str], *, reward_read: bool
     """The `fields` argument to try when no reward was read but a grade-like field is there ({} otherwise)."""
     if reward_read:
         return {}
-    used = {head(v) for v in fields.values()}
+    used = used_heads(fields)
     grades = [k for k in keys if isinstance(k, str) and k.casefold() in GRADE_NAMES and k not in used]
     return {**fields, "reward": grades[0]} if grades else {}
 

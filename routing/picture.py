@@ -20,6 +20,7 @@ from . import defaults as D
 from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
+from .grader import caption_line, grader_caption
 from .questions import band, groups, plural, unit
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
@@ -141,8 +142,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
                        caption=_paired_caption(panel), route=None, paired=panel)
     if isinstance(verdict, Route) and verdict.route == "fix_reward":
         panel = cut_off_panel(rows, pass_threshold)
-        return Picture(title=f"{source}: route fix_reward", caption=_cut_off_caption(panel), route=verdict.route,
-                       cut_off=panel)
+        caption = grader_caption(verdict.trace) or " ".join(filter(None, [_cut_off_caption(panel),
+                                                                         caption_line(verdict.trace)]))
+        return Picture(title=f"{source}: route fix_reward", caption=caption, route=verdict.route, cut_off=panel)
     own, others = split_samplers(rows, model)
     in_file, about_given = judged_teacher(verdict, others) if isinstance(verdict, Route) else (None, False)
     if in_file is not None:  # the route weighed another sampler of the file as the teacher: that is the panel
@@ -159,6 +161,7 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
     if isinstance(verdict, Route):
         head, route = f"route {verdict.route}", verdict.route
         lead = f"Route: {verdict.route}" + (f" ({', '.join(verdict.methods)})." if verdict.methods else ".")
+        lead += f" {caption_line(verdict.trace)}" if caption_line(verdict.trace) else ""  # question 0's finding
     elif isinstance(verdict, PassAt) and verdict.pass_at_1 is not None:
         head, route, lead = f"pass@1 {verdict.pass_at_1:.3f}", None, f"pass@1 {verdict.pass_at_1:.3f}."
     else:

@@ -11,14 +11,16 @@ from collections.abc import Mapping
 
 from . import defaults as D
 from .asked import Asked, Options
+from .grader import grader_step
 from .rows import RowsLike
 from .steps import (band_step, graded_step, grpo_step, on_policy_step, reward_scale_step, rollouts_step,
                     teacher_step, truncation_step)
 from .verdicts import Route
 
-# The skill's order: reward scale and truncation (is the grade sound?), anything graded, k = 1, floor or
-# saturated, a teacher (the seed asks it before question 4), on-policy, then GRPO, which always decides.
-STEPS = (reward_scale_step, truncation_step, graded_step, rollouts_step, band_step, teacher_step, on_policy_step,
+# The skill's order: reward scale, the grader's replies (question 0) and truncation (is the grade sound?), anything
+# graded, k = 1, floor or saturated, a teacher (the seed asks it before question 4), on-policy, then GRPO, which
+# always decides.
+STEPS = (reward_scale_step, grader_step, truncation_step, graded_step, rollouts_step, band_step, teacher_step, on_policy_step,
          grpo_step)
 
 

@@ -1,4 +1,5 @@
-"""Graded rows: one numpy column per field the router reads (task, reward, truncation, sampler, arm, tokens).
+"""Graded rows: one numpy column per field the router reads (task, reward, truncation, sampler, arm, tokens, and the
+reply as a hash and a length; other graders' grades of the same rollouts beside the reward).
 
 Built once at the edge by the readers (`readers/`: a list of dicts, a file, a run folder of an eval tool), with
 the field names resolved by the row-field contract (`fields.py`); every question reads the table built from
@@ -43,6 +44,14 @@ class GradedRows:
     suggested_fields: dict[str, str] = field(default_factory=dict)  # the `fields` that would read a grade found
     read_from: str | list[str] | None = None  # the rows_path that reads these rows again (a file, folder or list)
     formats: list[str] = field(default_factory=list)  # the formats the rows were read as ("verifiers 0.3", ...)
+    # The reply (readers/replies.py): a hash of its text (salted per process: compared within one read, never kept)
+    # and its length in characters, whitespace stripped (0: blank; -1: no reply; -2: a tool-using trajectory, whose
+    # last message is not read). None: no row carries a reply.
+    reply_hash: np.ndarray | None = None  # int64
+    reply_len: np.ndarray | None = None  # int32
+    graders: dict[str, np.ndarray] = field(default_factory=dict)  # other graders' grades, float64 (NaN: not graded)
+    # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
+    judged_by: dict[str, str] = field(default_factory=dict)
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
 
     def __len__(self) -> int:
@@ -84,7 +93,14 @@ class GradedRows:
             model_names=self.model_names, max_tokens=self.max_tokens[mask], nan_reward=self.nan_reward[mask],
             has_pairs=self.has_pairs, lines=pick(self.lines), source=self.source, arm=pick(self.arm),
             arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
-            read_from=self.read_from, formats=self.formats)
+            read_from=self.read_from, formats=self.formats, reply_hash=pick(self.reply_hash),
+            reply_len=pick(self.reply_len), graders={k: v[mask] for k, v in self.graders.items()},
+            judged_by=self.judged_by)
+
+    @property
+    def n_replies(self) -> int:
+        """Rows whose reply was read (blank ones included)."""
+        return 0 if self.reply_len is None else int((self.reply_len >= 0).sum())
 
 
 RowsLike = GradedRows | Sequence[dict[str, Any]]
@@ -103,16 +119,23 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
               stated: np.ndarray, model: np.ndarray, model_names: list[str], arm: np.ndarray,
               arm_names: list[str], tokens: np.ndarray, max_tokens: np.ndarray, nan_reward: np.ndarray, has_pairs: bool,
               lines: np.ndarray | None, source: str | None, fields: Mapping[str, str], keys: list[str],
-              reward_read: bool, unknown_reasons: Mapping[str, int] | None = None) -> GradedRows:
+              reward_read: bool, unknown_reasons: Mapping[str, int] | None = None,
+              reply_hash: np.ndarray | None = None, reply_len: np.ndarray | None = None,
+              graders: Mapping[str, np.ndarray] | None = None) -> GradedRows:
     """GradedRows from finished columns (both readers end here), with the notes on fields not read."""
     notes = F.field_notes(keys, fields, reward_read=reward_read, model_read=bool((model >= 0).any())) if keys else []
     notes += F.reason_notes(unknown_reasons or {}, fields)
+    replies = reply_len is not None and bool((reply_len != -1).any())
+    judges = [k for k in keys if isinstance(k, str) and k in F.JUDGE_NAMES]
     return GradedRows(
         task=task, task_names=task_names, reward=reward, truncated=truncated, stated=stated,
         model=model, model_names=model_names, max_tokens=max_tokens, nan_reward=nan_reward,
         has_pairs=has_pairs, lines=lines, source=source, arm=arm if arm_names else None, arm_names=arm_names,
         tokens=tokens if len(tokens) and not np.isnan(tokens).all() else None, fields=dict(fields), notes=notes,
-        suggested_fields=F.suggest(keys, fields, reward_read=reward_read))
+        suggested_fields=F.suggest(keys, fields, reward_read=reward_read),
+        reply_hash=reply_hash if replies else None, reply_len=reply_len if replies else None,
+        graders={k: v for k, v in (graders or {}).items() if not np.isnan(v).all()},
+        judged_by={"reward": f"rows carry `{judges[0]}` (a judge's field)"} if judges else {})
 
 
 def _recode(codes: np.ndarray, names: list[str], index: dict[str, int]) -> np.ndarray:
@@ -134,6 +157,10 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
     tokens = [p.tokens if p.tokens is not None else np.full(len(p), np.nan) for p in parts]
     any_tokens = any(p.tokens is not None for p in parts)
+    replies = any(p.reply_len is not None for p in parts)
+    graders = list(dict.fromkeys(name for p in parts for name in p.graders))
+    column = lambda p, name, fill, dtype: (getattr(p, name) if getattr(p, name) is not None  # noqa: E731
+                                           else np.full(len(p), fill, dtype=dtype))
     return GradedRows(
         task=np.concatenate([c[0] for c in cols]), task_names=list(tasks), reward=cat("reward"),
         truncated=cat("truncated"), stated=cat("stated"), model=np.concatenate([c[1] for c in cols]),
@@ -143,7 +170,11 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
         tokens=np.concatenate(tokens) if any_tokens else None, fields=parts[0].fields,
         notes=list(dict.fromkeys(n for p in parts for n in p.notes)),
         suggested_fields=parts[0].suggested_fields, read_from=read_from,
-        formats=list(dict.fromkeys(f for p in parts for f in p.formats)))
+        formats=list(dict.fromkeys(f for p in parts for f in p.formats)),
+        reply_hash=np.concatenate([column(p, "reply_hash", 0, np.int64) for p in parts]) if replies else None,
+        reply_len=np.concatenate([column(p, "reply_len", -1, np.int32) for p in parts]) if replies else None,
+        graders={g: np.concatenate([p.graders.get(g, np.full(len(p), np.nan)) for p in parts]) for g in graders},
+        judged_by={k: v for p in parts for k, v in p.judged_by.items()})
 
 
 def with_model(rows: GradedRows, name: str) -> GradedRows:

@@ -213,7 +213,8 @@ def parser() -> argparse.ArgumentParser:
 
 FIELD_FLAGS = {"task_id": "the task id", "reward": "the grade (a number or true/false)",
                "truncated": "whether the reply was cut off", "model": "the model that sampled the row",
-               "arm": "the experiment arm", "tokens": "the completion's token count"}
+               "arm": "the experiment arm", "tokens": "the completion's token count",
+               "completion": "the reply (question 0 checks the grader with it)"}
 
 
 def write_roots(args: argparse.Namespace) -> list[Path] | None:

@@ -189,7 +189,9 @@ class Fields(BaseModel):
     model: str | None = None
     arm: str | None = None
     tokens: str | None = None
+    completion: str | None = None  # the reply: question 0 reads it as a hash and a length
     cut_off: str | None = None  # not a field: finish reasons (comma-separated) that mean the reply was cut off
+    other_rewards: str | None = None  # not one field: other graders' fields (comma-separated), compared with reward
 
 
 FieldsArg = Annotated[Fields | None, Field(description="Your names for these fields; a dotted path reaches in")]

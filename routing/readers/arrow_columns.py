@@ -18,6 +18,7 @@ from .. import fields as F
 from pick_a_method.common.errors import Unsupported
 from ..rows import make_rows
 from .builder import ColumnBuilder
+from .replies import NO_REPLY, arrow_replies
 
 
 def _get(table: Any, path: str) -> Any:
@@ -120,11 +121,13 @@ def _numbers(col: Any) -> np.ndarray:
 class Columns:
     """numpy columns, batch by batch, with the task, model and arm codes shared across batches."""
 
-    KEYS = ("task", "reward", "nan", "truncated", "stated", "model", "arm", "tokens", "max_tokens")
+    KEYS = ("task", "reward", "nan", "truncated", "stated", "model", "arm", "tokens", "max_tokens", "reply_hash",
+            "reply_len")
 
     def __init__(self) -> None:
         self.n = 0
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.KEYS}
+        self.graders: dict[str, list[np.ndarray]] = {}
         self.has_pairs = False
         self.sizes: list[int] = []
 
@@ -159,6 +162,12 @@ class Columns:
         put("arm", None if arm is None else _runs(arm))
         put("tokens", _first_number(table, names["tokens"], n))
         put("max_tokens", _first_number(table, ("max_tokens", "sampling.max_tokens"), n))
+        reply_hash, reply_len = _replies(table, names["completion"])
+        put("reply_hash", reply_hash)
+        put("reply_len", reply_len)
+        for name, path in builder.graders.items():
+            col = _get(table, path)
+            self.graders.setdefault(name, []).append(np.full(n, np.nan) if col is None else _grades(col))
         if not self.has_pairs and {"chosen", "rejected"} <= set(table.column_names):
             both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
             self.has_pairs = bool(pc.any(both).as_py())
@@ -166,6 +175,15 @@ class Columns:
     def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
 
         text = {k: self.parts.pop(k) for k in ("task", "model", "arm")}
+        graders = {name: np.concatenate(parts) for name, parts in self.graders.items()}
+        hashes, lengths = self.parts.pop("reply_hash"), self.parts.pop("reply_len")
+        reply_hash = reply_len = None
+        if any(a is not None for a in lengths):  # a batch with no reply column holds none (-1)
+            reply_hash = np.concatenate([np.zeros(self.sizes[i], np.int64) if a is None else a
+                                         for i, a in enumerate(hashes)])
+            reply_len = np.concatenate([np.full(self.sizes[i], NO_REPLY, np.int32) if a is None else a
+                                        for i, a in enumerate(lengths)])
+        del hashes, lengths
         cat = {}
         for k in list(self.parts):  # each column's batches freed as soon as it is joined (peak memory)
             v = self.parts.pop(k)
@@ -185,7 +203,32 @@ class Columns:
                          model_names=names["model"], arm=codes["arm"], arm_names=names["arm"],
                          tokens=cat["tokens"], max_tokens=cat["max_tokens"], nan_reward=cat["nan"],
                          has_pairs=self.has_pairs, lines=lines, source=builder.source, fields=builder.fields,
-                         keys=list(builder.keys), reward_read=True)
+                         keys=list(builder.keys), reward_read=True, reply_hash=reply_hash, reply_len=reply_len,
+                         graders=graders)
+
+
+def _replies(table: Any, names: tuple[str, ...]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(hash, length) of each row's reply: the first of `names` that holds one (readers/replies.py); (None, None)
+    where no column of `names` is there."""
+    hashes = lengths = None
+    for name in reversed(names):  # fill from the last, overwrite by the first present
+        col = _get(table, name)
+        if col is None:
+            continue
+        h, length = arrow_replies(col)
+        if lengths is None:
+            hashes, lengths = h, length
+        else:
+            have = length != NO_REPLY
+            hashes, lengths = np.where(have, h, hashes), np.where(have, length, lengths)
+    return hashes, lengths
+
+
+def _grades(col: Any) -> np.ndarray:
+    """Another grader's grades: numbers or true/false (the careful reader reads the rest, NaN where not a grade)."""
+    if pa.types.is_boolean(col.type):
+        col = col.cast(pa.float64())
+    return _numbers(col)
 
 
 def _truncation(table: Any, names: tuple[str, ...], n: int, cut_words: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:

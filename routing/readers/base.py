@@ -115,10 +115,13 @@ def merged(own: Mapping[str, str], args: ReadArgs) -> dict[str, str]:
     return {**own, **args.fields}
 
 
-def read_plain(p: Path, fmt: str, args: ReadArgs, fields: Mapping[str, str] | None = None) -> GradedRows:
-    """A JSONL / JSON / CSV / Parquet file of rows: the columnar reader where it takes the file, else the careful one."""
+def read_plain(p: Path, fmt: str, args: ReadArgs, fields: Mapping[str, str] | None = None,
+               graders: Mapping[str, str] | None = None) -> GradedRows:
+    """A JSONL / JSON / CSV / Parquet file of rows: the columnar reader where it takes the file, else the careful one.
+    `graders` names other graders' fields in the rows (name -> field), read beside the reward for question 0."""
     size = p.stat().st_size
-    builder = ColumnBuilder(source=str(p), max_rows=args.max_rows, fields=args.fields if fields is None else fields)
+    builder = ColumnBuilder(source=str(p), max_rows=args.max_rows, fields=args.fields if fields is None else fields,
+                            graders=graders)
     from .columnar import read_columnar
 
     fast = read_columnar(p, fmt, builder, size=size, progress=args.progress)
@@ -128,9 +131,10 @@ def read_plain(p: Path, fmt: str, args: ReadArgs, fields: Mapping[str, str] | No
     return builder.finish()
 
 
-def read_dicts(chunks: Any, source: str, args: ReadArgs, fields: Mapping[str, str]) -> GradedRows:
+def read_dicts(chunks: Any, source: str, args: ReadArgs, fields: Mapping[str, str],
+               graders: Mapping[str, str] | None = None) -> GradedRows:
     """Rows a reader made itself (an inspect log's samples, lm-eval's rows of one filter), chunk by chunk."""
-    builder = ColumnBuilder(source=source, max_rows=args.max_rows, fields=fields)
+    builder = ColumnBuilder(source=source, max_rows=args.max_rows, fields=fields, graders=graders)
     for chunk in chunks:
         builder.add(chunk)
     return builder.finish()
@@ -163,6 +167,11 @@ def disagreement(tool: str, what: str, theirs: float | None, ours: float | None)
         return []
     return [f"{tool}'s own summary gives {what} {theirs:.4g}, the rows read give {ours:.4g}: check that every file of "
             f"the run was given (and only that run's files)"]
+
+
+def other_graders(names: list[str], picked: str | None, path: Callable[[str], str]) -> dict[str, str]:
+    """The graders besides the one read as the reward (name -> its field), for question 0 to compare."""
+    return {n: path(n) for n in names if n != picked}
 
 
 def scorer_note(kind: str, names: list[str], picked: str, path: Callable[[str], str],

@@ -16,6 +16,7 @@ import numpy as np
 from .. import fields as F
 from pick_a_method.common.errors import InputError
 from ..rows import make_rows
+from .replies import python_replies
 
 # Values a `truncated` cell may hold; CSV gives strings.
 TRUNCATED_WORDS = {True: True, False: False, None: None, "": None, "true": True, "false": False, "True": True,
@@ -84,15 +85,20 @@ def _codes(keys: list[Any], index: dict[Any, int]) -> np.ndarray:
 class ColumnBuilder:
     """Turns chunks of row dicts into columns, sharing the task, model and arm codes across chunks."""
 
-    def __init__(self, *, source: str | None, max_rows: int | None = None, fields: Mapping[str, str] | None = None):
+    def __init__(self, *, source: str | None, max_rows: int | None = None, fields: Mapping[str, str] | None = None,
+                 graders: Mapping[str, str] | None = None):
         self.source, self.max_rows = source, max_rows
         self.fields = F.check_fields(fields)
         self.names = {name: F.candidates(name, self.fields) for name in F.CANONICAL}
+        # other graders of the same rollouts: name -> field (a reader's own, then the caller's other_rewards)
+        self.graders = {**(graders or {}), **{p: p for p in F.other_rewards(self.fields)}}
         self.task_index: dict[Any, int] = {}
         self.model_index: dict[Any, int] = {None: -1}
         self.arm_index: dict[Any, int] = {None: -1}
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("task", "reward", "truncated", "stated", "model",
-                                                                   "arm", "tokens", "max_tokens", "nan", "lines")}
+                                                                   "arm", "tokens", "max_tokens", "nan", "lines",
+                                                                   "reply_hash", "reply_len",
+                                                                   *(f"grader:{g}" for g in self.graders))}
         self.n = 0
         self.has_pairs = False
         self.reward_read = False
@@ -128,6 +134,13 @@ class ColumnBuilder:
         self.parts["tokens"].append(self._numbers(rows, lines, present, "tokens", "a token count"))
         self.parts["max_tokens"].append(self._max_tokens(rows, lines) if present & {"max_tokens", "sampling"}
                                         else np.full(len(rows), np.nan))
+        replies, _ = coalesce(rows, self.names["completion"], present)
+        reply_hash, reply_len = python_replies(replies)
+        self.parts["reply_hash"].append(reply_hash)
+        self.parts["reply_len"].append(reply_len)
+        for name, path in self.graders.items():
+            self.parts[f"grader:{name}"].append(grades(column(rows, path)) if F.head(path) in present
+                                                 else np.full(len(rows), np.nan))
         if lines is not None:
             self.parts["lines"].append(np.asarray(lines, dtype=np.int64))
         if not self.has_pairs and {"chosen", "rejected"} <= present:
@@ -323,4 +336,29 @@ class ColumnBuilder:
             tokens=cat("tokens", np.float64), max_tokens=cat("max_tokens", np.float64), nan_reward=cat("nan", bool),
             has_pairs=self.has_pairs, lines=cat("lines", np.int64) if self.parts["lines"] else None,
             source=self.source, fields=self.fields, keys=list(self.keys), reward_read=self.reward_read,
-            unknown_reasons=self.unknown_reasons)
+            unknown_reasons=self.unknown_reasons, reply_hash=cat("reply_hash", np.int64),
+            reply_len=cat("reply_len", np.int32),
+            graders={g: cat(f"grader:{g}", np.float64) for g in self.graders})
+
+
+def grades(raw: list[Any]) -> np.ndarray:
+    """Another grader's grades, read as the reward is (numbers, true/false, C/I/P/N) but never refused: a value that
+    is not a grade (an object of several metrics, say) is NaN, since the reward read does not rest on it."""
+    try:
+        out = np.array(raw, dtype=np.float64)
+        if out.ndim == 1 and not np.isinf(out).any():
+            return out
+    except (ValueError, TypeError, OverflowError):
+        pass
+    out = np.full(len(raw), np.nan)
+    for i, v in enumerate(raw):
+        if type(v) is str and (v.strip().lower() in BOOL_WORDS or v.strip() in GRADE_LETTERS):
+            s = v.strip()
+            out[i] = BOOL_WORDS[s.lower()] if s.lower() in BOOL_WORDS else GRADE_LETTERS[s]
+        elif type(v) in (bool, int, float, str):
+            try:
+                x = float(v)
+            except (ValueError, OverflowError):
+                continue
+            out[i] = x if math.isfinite(x) else math.nan
+    return out

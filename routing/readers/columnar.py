@@ -119,7 +119,8 @@ class _Cap(Exception):
 
 def _wanted(builder: ColumnBuilder) -> set[str]:
     """Top-level columns the router reads; everything else (messages, final text) is dropped as it is read."""
-    heads = {h for names in builder.names.values() for k in names for h in (k, F.head(k))}
+    heads = {h for names in (*builder.names.values(), builder.graders.values()) for k in names
+             for h in (k, F.head(k))}
     return heads | {*F.FINISH_REASONS, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
 
 

@@ -20,14 +20,19 @@ import orjson
 
 from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
-from .base import Format, Probe, ReadArgs, Rollouts, disagreement, graded_mean, merged, read_dicts, scorer_note
+from .base import (Format, Probe, ReadArgs, Rollouts, disagreement, graded_mean, merged, other_graders, read_dicts,
+                   scorer_note)
 
 CHUNK = 2048  # samples parsed and handed on at a time
+# inspect's model-graded scorers (scorer/_model.py: model_graded_qa, model_graded_fact) keep the grader model's
+# messages in each score's metadata under this key; their names start with MODEL_GRADED.
+GRADING_KEY = "grading"
+MODEL_GRADED = "model_graded"
 
 
 def _fields(scorer: str | None) -> dict[str, str]:
     out = {"task_id": "id", "truncated": "output.choices.0.stop_reason", "model": "output.model",
-           "tokens": "output.usage.output_tokens"}
+           "tokens": "output.usage.output_tokens", "completion": "output.completion"}
     if scorer is not None:
         out["reward"] = f"scores.{scorer}.value"
     return out
@@ -50,13 +55,39 @@ def _accuracy(header: dict[str, Any], scorer: str) -> float | None:
     return None
 
 
-def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: ReadArgs, name: str) -> GradedRows:
+def _picked(scorers: list[str], args: ReadArgs) -> str | None:
+    """The scorer read as the reward: the caller's `scores.<name>.value`, else the first; None for another field."""
+    reward = args.fields.get("reward")
+    return reward.split(".")[1] if reward and reward.startswith("scores.") and reward.count(".") >= 2 else (
+        scorers[0] if scorers and not reward else None)
+
+
+def _graders(scorers: list[str], args: ReadArgs) -> dict[str, str]:
+    return other_graders(scorers, _picked(scorers, args), lambda n: f"scores.{n}.value")
+
+
+def _judged(scorers: list[str], first: dict[str, Any] | None, args: ReadArgs) -> dict[str, str]:
+    """The scorers a model graded by inspect's own record: a model-graded scorer's name, or the grader model's
+    messages kept in the score (the first sample's)."""
+    scores = (first or {}).get("scores") if isinstance((first or {}).get("scores"), dict) else {}
+    picked = _picked(scorers, args)
+    out = {}
+    for name in scorers:
+        kept = isinstance(scores.get(name), dict) and GRADING_KEY in ((scores[name].get("metadata") or {}))
+        if kept or name.startswith(MODEL_GRADED):
+            why = "keeps the grader model's messages" if kept else "inspect's model-graded scorer"
+            out["reward" if name == picked else name] = f"inspect scorer `{name}` ({why})"
+    return out
+
+
+def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: ReadArgs, name: str,
+            first: dict[str, Any] | None) -> GradedRows:
     model = (header.get("eval") or {}).get("model")
     if isinstance(model, str) and model:
         rows = with_model(rows, model)
+    rows.judged_by.update(_judged(scorers, first, args))
     reward = args.fields.get("reward")
-    picked = reward.split(".")[1] if reward and reward.startswith("scores.") and reward.count(".") >= 2 else (
-        scorers[0] if scorers and not reward else None)
+    picked = _picked(scorers, args)
     notes = []
     if picked is not None and not reward:
         notes += scorer_note("scorer", scorers, picked, lambda n: f"scores.{n}.value", args.fields)
@@ -131,11 +162,11 @@ def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
                 raise InputError(f"{p}: {size:,} bytes of samples once unzipped, over the cap of {args.max_bytes:,}; "
                                  f"raise it with --max-bytes (or PICK_A_METHOD_MAX_BYTES)", field=args.argument)
             fields = merged(_fields(scorers[0] if scorers else None), args)
-            rows = read_dicts(_samples(z, samples), str(p), args, fields)
+            rows = read_dicts(_samples(z, samples), str(p), args, fields, _graders(scorers, args))
     except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError, NotImplementedError, OSError, EOFError) as e:
         raise InputError(f"{p}: an inspect-ai .eval log that cannot be read ({e.__class__.__name__}); is it complete? "
                          f"(an eval still running has no header yet)", field=args.argument) from None
-    return _finish(rows, header, scorers, args, "inspect-ai log (.eval)")
+    return _finish(rows, header, scorers, args, "inspect-ai log (.eval)", first)
 
 
 def _eval_rollouts(p: Path, probe: Probe, args: ReadArgs) -> Rollouts | None:
@@ -183,8 +214,10 @@ def _read_dump(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     if not scorers and "reward" not in args.fields and samples:
         raise _no_scores(p)
     fields = merged(_fields(scorers[0] if scorers else None), args)
-    rows = read_dicts((samples[i:i + CHUNK] for i in range(0, len(samples), CHUNK)), str(p), args, fields)
-    return _finish(rows, header, scorers, args, "inspect-ai log (inspect log dump JSON)")
+    rows = read_dicts((samples[i:i + CHUNK] for i in range(0, len(samples), CHUNK)), str(p), args, fields,
+                      _graders(scorers, args))
+    first = samples[0] if samples and isinstance(samples[0], dict) else None
+    return _finish(rows, header, scorers, args, "inspect-ai log (inspect log dump JSON)", first)
 
 
 def _dump_rollouts(p: Path, probe: Probe, args: ReadArgs) -> Rollouts | None:

@@ -17,7 +17,8 @@ import orjson
 
 from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
-from .base import Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, read_dicts, scorer_note
+from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_dicts,
+                   scorer_note)
 from .plain import CHUNK_ROWS, open_bytes
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+?)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -108,8 +109,10 @@ def _read(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
         if chunk:
             yield chunk
 
-    fields = merged({"task_id": "_task", "reward": metric}, args)
-    out = read_dicts(rows(), str(p), args, fields)
+    # the reply: the doc's first response as the model wrote it (the first filter's rows grade it, after the filter)
+    fields = merged({"task_id": "_task", "reward": metric, "completion": "resps.0.0"}, args)
+    out = read_dicts(rows(), str(p), args, fields, other_graders(metrics, args.fields.get("reward", metric),
+                                                                 lambda n: n))
     results = _results(p, args)
     model = _model(results)
     if model:

@@ -13,10 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..rows import GradedRows, with_model
-from .base import Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, read_plain, scorer_note
+import numpy as np
 
-V03_FIELDS = {"task_id": "example_id", "tokens": "token_usage.output_tokens"}
+from ..rows import GradedRows, with_model
+from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_plain,
+                   scorer_note)
+
+V03_FIELDS = {"task_id": "example_id", "tokens": "token_usage.output_tokens", "completion": "completion"}
+# Metrics verifiers 0.3's environments add beside the rubric's reward functions (multiturn_env.py num_turns,
+# tool_env.py total_tool_calls and <tool>_calls, the sandboxes' *_time): counts and timings, not grades.
+V03_MONITORS = ("num_turns", "total_tool_calls")
+V03_MONITOR_ENDS = ("_calls", "_time")
 
 
 # -- 0.3 ---------------------------------------------------------------------------------------------------------
@@ -32,8 +39,17 @@ def _is_metadata(probe: Probe) -> bool:
     return head[:1] == b"{" and b'"rollouts_per_example"' in head and b'"avg_reward"' in head
 
 
+def _v03_graders(first: dict[str, Any]) -> dict[str, str]:
+    """The rubric's reward functions, under `metrics` (the reward is their weighted sum; question 0 compares each)."""
+    metrics = first.get("metrics")
+    names = [n for n in metrics if isinstance(n, str)] if isinstance(metrics, dict) else []
+    return {n: f"metrics.{n}" for n in names if n not in V03_MONITORS and not n.endswith(V03_MONITOR_ENDS)}
+
+
 def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
-    rows = read_plain(p, "jsonl", args, merged(V03_FIELDS, args))
+    graders = _v03_graders(probe.first or {})
+    rows = read_plain(p, "jsonl", args, merged(V03_FIELDS, args), graders)
+    _reward_functions(rows)
     meta = load_json(p.parent / "metadata.json", args)
     if isinstance(meta, dict):
         model = meta.get("model")
@@ -53,6 +69,21 @@ def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
                           f"run folder, or name the model")
     rows.formats.append("verifiers 0.3 results")
     return rows
+
+
+def _reward_functions(rows: GradedRows) -> None:
+    """The reward is the rubric's weighted sum of its functions: a function equal to it on every row is the reward
+    itself (not another grader), and a judge rubric's function (by its name) is the judge of whatever it grades; a
+    judge field (`judge_response`) then names that same judge."""
+    judges = [n for n in rows.graders if "judge" in n.casefold()]
+    if judges:
+        rows.judged_by.pop("reward", None)
+    for name in list(rows.graders):
+        same = np.array_equal(rows.graders[name], rows.reward, equal_nan=True)
+        if name in judges:
+            rows.judged_by["reward" if same else name] = f"verifiers reward function `{name}` (a judge rubric's)"
+        if same:
+            del rows.graders[name]
 
 
 def _number(v: Any) -> float | None:
@@ -77,7 +108,7 @@ def _v04_fields(first: dict[str, Any]) -> dict[str, str]:
     data = task.get("data") if isinstance(task.get("data"), dict) else {}
     task_path = "task.data.id" if "id" in data else ("task.id" if "id" in task else "task.data.example_id")
     out = {"task_id": task_path, "truncated": "traces.0.calls.-1.finish_reason", "model": "traces.0.calls.0.model",
-           "tokens": "traces.0.calls.-1.usage.completion_tokens"}
+           "tokens": "traces.0.calls.-1.usage.completion_tokens", "completion": "traces.0.nodes"}
     names = _reward_names(first)
     if names:
         out["reward"] = f"traces.0.rewards.{names[0]}.score"
@@ -86,8 +117,11 @@ def _v04_fields(first: dict[str, Any]) -> dict[str, str]:
 
 def _read_v04(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     first = probe.first or {}
-    rows = read_plain(p, "jsonl", args, merged(_v04_fields(first), args))
     names = _reward_names(first)
+    picked = args.fields.get("reward", f"traces.0.rewards.{names[0]}.score" if names else None)
+    graders = {n: path for n, path in other_graders(names, None, lambda n: f"traces.0.rewards.{n}.score").items()
+               if path != picked}
+    rows = read_plain(p, "jsonl", args, merged(_v04_fields(first), args), graders)
     if names and "reward" not in args.fields:
         rows.notes.extend(scorer_note("reward", names, names[0], lambda n: f"traces.0.rewards.{n}.score", args.fields))
     if len(first.get("traces") or []) > 1:

@@ -14,7 +14,7 @@ import numpy as np
 from ..rows import GradedRows
 from .base import Format, Probe, ReadArgs, merged, read_plain
 
-FIELDS = {"task_id": "input", "reward": "score", "arm": "step"}
+FIELDS = {"task_id": "input", "reward": "score", "arm": "step", "completion": "output"}
 
 
 def _sniff(probe: Probe) -> bool:

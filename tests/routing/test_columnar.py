@@ -166,3 +166,56 @@ def test_codes_by_runs_match_the_careful_codes(tmp_path, pieces, rows):
     slow = careful(path)
     assert_same(got, slow)
     assert got.arm_names == slow.arm_names and np.array_equal(got.arms, slow.arms)
+
+
+def careful_with(path, **kwargs):
+    builder = ColumnBuilder(source=str(path), **kwargs)
+    read_careful(path, "jsonl", builder, size=path.stat().st_size, progress=None, max_bytes=None)
+    return builder.finish()
+
+
+MESSAGES = [
+    [{"role": "user", "content": "q"}, {"role": "assistant", "content": "the answer is 4"}],
+    [{"role": "user", "content": "q"}, {"role": "assistant", "content": " \n"}],  # blank
+    [{"role": "assistant", "content": None, "tool_calls": None}],  # blank
+    [{"role": "assistant", "content": "", "tool_calls": [{"id": "1"}]}, {"role": "tool", "content": "42"},
+     {"role": "assistant", "content": "done"}],  # a tool trajectory
+    [],  # nothing written
+    None,  # no reply
+    [{"role": "user", "content": "q"}],  # no assistant message: an empty reply
+]
+REPLY_COLUMNS = {
+    "strings": lambda i: ["the answer is 4", "", "  ", None, "ünïcode\u3000", "the answer is 4", "x" * 300][i % 7],
+    "message lists": lambda i: MESSAGES[i % len(MESSAGES)],
+    "trace nodes": lambda i: None if i % 5 == 4 else [{"message": {"role": "user", "content": "q"}},
+                                                      {"message": {"role": "assistant", "content": "n" * (i % 3)}}],
+}
+
+
+@pytest.mark.parametrize("shape", REPLY_COLUMNS)
+def test_replies_and_other_grades_read_alike_by_both_readers(tmp_path, pieces, shape):
+    rows = [dict(r, completion=REPLY_COLUMNS[shape](i), judge=float(i % 3 == 0), scores={"x": i % 2})
+            for i, r in enumerate(ROWS)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fields = {"other_rewards": "judge, scores.x"}
+    got = fast(path, fields=fields)
+    assert got is not None, "handed to the careful reader"
+    slow = careful_with(path, fields=fields)
+    assert_same(got, slow)
+    assert np.array_equal(got.reply_len, slow.reply_len) and np.array_equal(got.reply_hash, slow.reply_hash)
+    assert got.graders.keys() == slow.graders.keys() == {"judge", "scores.x"}
+    assert all(np.array_equal(got.graders[k], slow.graders[k], equal_nan=True) for k in got.graders)
+    same = [r["completion"] == rows[0]["completion"] for r in rows]  # equal replies, equal hashes
+    have = got.reply_len >= 0
+    assert np.array_equal((got.reply_hash == got.reply_hash[0]) & have, np.array(same) & have)
+
+
+def test_a_reply_of_content_parts_goes_to_the_careful_reader(tmp_path, pieces):
+    rows = [dict(r, completion=[{"role": "assistant", "content": [{"type": "text", "text": f"part {i}"}]}])
+            for i, r in enumerate(ROWS)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert fast(path) is None  # content parts: only the careful reader joins them
+    got = read_rows(path)
+    assert got.reply_len.tolist() == [len(f"part {i}") for i in range(len(ROWS))]

@@ -37,7 +37,8 @@ def test_seed_fixtures_route_as_the_seed_says(request, fixture, teacher, expecte
 
 def test_trace_follows_the_seed_order(mixed_rows, weak_teacher_rows):
     r = route(mixed_rows, MODEL, weak_teacher_rows)
-    assert [t.question for t in r.trace] == [0, 1, 2, 3, 4, 5, 6]  # question order (issue 10)
+    assert [t.question for t in r.trace] == [0, 0, 1, 2, 3, 4, 5, 6]  # question order (issue 10)
+    assert [t.name for t in r.trace[:2]] == ["grader", "graded"]  # question 0 asks the grader, then the grades
     band = next(t for t in r.trace if t.name == "band")
     assert band.evidence["split_share"] == pytest.approx(0.6)
     assert band.evidence["n_split"] == 24
@@ -47,7 +48,7 @@ def test_cut_off_next_step_names_the_rows(cut_off_rows):
     r = route(cut_off_rows, MODEL)
     listed = r.next_step.arguments["truncated_passes"]
     assert len(listed) == routing.defaults.LIST_LIMIT and listed[0] == {"row": 0, "task_id": "t0"}
-    assert r.trace[0].evidence["count"] == 20
+    assert next(t for t in r.trace if t.question == 1).evidence["count"] == 20
     assert r.before_gpu == []  # nothing to train yet
 
 
@@ -98,7 +99,7 @@ def test_boolean_and_half_rewards_are_read_not_dropped():
 def test_too_few_tasks_is_undecided_not_a_crash():
     r = route(rows_from_passes([1, 3]), MODEL)
     assert r.route == "grade_first"
-    assert "Undecided" in r.summary and next(t for t in r.trace if t.question == 0).answer == "too_few"
+    assert "Undecided" in r.summary and next(t for t in r.trace if t.name == "graded").answer == "too_few"
 
 
 def test_rows_without_model_are_unknown_not_off_policy(mixed_rows):
