@@ -21,7 +21,9 @@ _SHAPE_FREE = {"enum", "const", "$ref", "anyOf", "oneOf", "allOf", "not"}
 
 
 def input_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's argument schema as it goes on the wire: inlined, slimmed and closed."""
+    """A tool's argument schema as it goes on the wire: inlined, slimmed and closed (its model's docstring is the
+    tool's description, not repeated here)."""
+    schema = {k: v for k, v in schema.items() if k != "description"}
     return {**slim(inline(schema)), "additionalProperties": False}
 
 

@@ -13,11 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
 from pick_a_method.common.errors import InputError
+from pick_a_method.common.trainers import TRAINERS
 
-CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None)
+from .declare import Cli, arg
+
+CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None, defer_build=True)  # built on first use
 
 Scalar = str | int | float | bool | None
 
@@ -27,7 +30,7 @@ Scalar = str | int | float | bool | None
 # --------------------------------------------------------------------------------------------------------------
 
 # Nested blocks declare what the router reads; their other keys (temperature, prompt_tokens, ...) are dropped.
-NESTED = ConfigDict(extra="ignore", protected_namespaces=(), title=None)
+NESTED = ConfigDict(extra="ignore", protected_namespaces=(), title=None, defer_build=True)
 
 
 class Sampling(BaseModel):
@@ -83,15 +86,10 @@ def _one_object_is_one_line(value: Any) -> Any:
 # `route`, the entry point, declares the row object (strict clients can build rows field by field). The other
 # tools advertise JSONL text only, to keep the listing small (a declared row is ~1.3k characters per tool), and
 # still take a list of row objects from a client that sends one.
-RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), Field(
-    description="Row objects, or JSONL text (keeps any field)")]
-_Text = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
-                  WithJsonSchema({"type": ["string", "null"]})]
-RowsText = Annotated[_Text, Field(description="JSONL rows, fields as in route's rows")]
-PathArg = Annotated[str | list[str] | None, Field(description="Rows file, eval run folder or log, glob, or a list")]
-# A tool's second set of rows: said once in full above, briefly here.
-OtherRowsText = Annotated[_Text, Field(description="JSONL rows")]
-OtherPathArg = Annotated[str | list[str] | None, Field(description="Like rows_path")]
+RowObjects = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line)]
+RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
+                     WithJsonSchema({"type": ["string", "null"]})]
+Paths = str | list[str] | None
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
@@ -163,10 +161,8 @@ class Trajectory(BaseModel):
 
 
 # Listed as JSONL text (a declared trajectory is ~700 characters of listing); objects are still taken, and checked.
-TrajectoriesArg = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line),
-                            WithJsonSchema({"type": ["string", "null"]}), Field(
-    description="JSONL: reward, logprobs, and behavior_logprobs, values, teacher_logprobs, action_mask, group_id "
-                "where logged")]
+Trajectories = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line),
+                         WithJsonSchema({"type": ["string", "null"]})]
 
 
 def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[str, Any]] | None:
@@ -179,20 +175,28 @@ def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[s
 # fields, trainer
 # --------------------------------------------------------------------------------------------------------------
 
+def _field(flag: str, holds: str) -> Any:
+    return arg(None, cli=Cli(flag=flag, metavar="NAME", help=f"the field that holds {holds}"))
+
+
 class Fields(BaseModel):
-    """Your field name for a canonical one, e.g. {"reward": "correct"}; a dotted path reaches into objects."""
+    """Your field name for a canonical one, e.g. {"reward": "correct"}; a dotted path reaches into objects. On the
+    command line each is its own flag (--reward-field correct)."""
 
     model_config = CLOSED
-    task_id: str | None = None
-    reward: str | None = None
-    truncated: str | None = None
-    model: str | None = None
-    arm: str | None = None
-    tokens: str | None = None
-    cut_off: str | None = None  # not a field: finish reasons (comma-separated) that mean the reply was cut off
+    task_id: str | None = _field("--task-field", "the task id")
+    reward: str | None = _field("--reward-field", "the grade (a number or true/false)")
+    truncated: str | None = _field("--truncated-field", "whether the reply was cut off")
+    model: str | None = _field("--model-field", "the model that sampled the row")
+    arm: str | None = _field("--arm-field", "the experiment arm")
+    tokens: str | None = _field("--tokens-field", "the completion's token count")
+    # not a field: finish reasons (comma-separated) that mean the reply was cut off
+    cut_off: str | None = arg(None, cli=Cli(flag="--cut-off", metavar="WORDS", help=(
+        "finish reasons (comma-separated) that mean the reply hit the token cap, beside length, max_tokens, "
+        "model_length")))
 
 
-FieldsArg = Annotated[Fields | None, Field(description="Your names for these fields; a dotted path reaches in")]
+FieldsArg = Fields | None
 
 
 def field_map(fields: Fields | None) -> dict[str, str] | None:
@@ -200,8 +204,7 @@ def field_map(fields: Fields | None) -> dict[str, str] | None:
     return fields.model_dump(exclude_none=True) or None if fields is not None else None
 
 
-Trainer = Literal["prime-rl", "trl", "verl"]
-TrainerArg = Annotated[Trainer, Field(description="Whose config tool next_step names")]
+Trainer = Literal[tuple(TRAINERS)]  # type: ignore[valid-type]  # "prime-rl", "trl", "verl"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -329,6 +332,15 @@ class Checkpoint(BaseModel):
     resume: bool | int | str | None = None
 
 
+def _pairs_are_a_table(value: Any) -> Any:
+    # The command line's --wandb/--checkpoint KEY=VALUE words (and a client's pairs) -> the table, then checked.
+    return pairs_dict(value, nest=False, what="table") if isinstance(value, list) else value
+
+
+WandBArg = Annotated[WandB | None, BeforeValidator(_pairs_are_a_table)]
+CheckpointArg = Annotated[Checkpoint | Literal[False] | None, BeforeValidator(_pairs_are_a_table)]
+
+
 class Nodes(BaseModel):
     model_config = CLOSED
     inference: int | None = None
@@ -343,7 +355,9 @@ class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, toke
 
 _NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
 # A name, or a table given as "key=value" strings (pairs or an object are still taken from a client that sends one).
-NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]
+# "key=value" alone is a table of one key (the command line's --eval-split split=test).
+NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS),
+                        BeforeValidator(lambda v: [v] if isinstance(v, str) and "=" in v else v)]
 
 
 def plain(value: Any, what: str = "value") -> Any:

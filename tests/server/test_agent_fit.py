@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 from agents.mcp import MCPServerStdio, MCPUtil
 from agents.strict_schema import ensure_strict_json_schema
 from mcp import Client
+from pydantic import BaseModel
 
 from rowkit import EXAMPLES, MODEL, TEACHER, rows_from_passes
 from pick_a_method.server.app import create_server
-from pick_a_method.server.schemas import FieldsArg, Row, TrainerArg, as_pairs, field_map, pairs_dict
+from pick_a_method.server.declare import Arguments, arg as declared
+from pick_a_method.server.schemas import FieldsArg, Row, Trainer, as_pairs, field_map, pairs_dict
 from pick_a_method.server.wire import PickServer
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 8)
@@ -205,16 +207,27 @@ async def test_the_text_block_is_compact_json_of_the_structured_result():
     assert "\n" not in text and len(text) < len(json.dumps(result.structured_content, indent=2)) * 0.9
 
 
+class ProbeArguments(Arguments):
+    """A probe."""
+
+    tool, title = "probe", "Probe"
+    fields: FieldsArg = declared(None, "Your names")
+    trainer: Trainer = declared("prime-rl", "Whose config tool")
+
+
+class Nothing(BaseModel):
+    pass
+
+
 async def test_the_fields_and_trainer_types_are_strict_safe_and_refuse_unknown_names():
     server = PickServer("probe")
     seen = {}
 
-    @server.tool()
-    def probe(fields: FieldsArg = None, trainer: TrainerArg = "prime-rl") -> dict:
-        seen.update(fields=field_map(fields), trainer=trainer)
-        return {}
+    async def probe(ctx, a):
+        seen.update(fields=field_map(a.fields), trainer=a.trainer)
+        return Nothing()
 
-    server.seal()
+    server.serve(ProbeArguments, Nothing, probe)
     async with Client(server) as c:
         tool = (await c.list_tools()).tools[0]
         strict = ensure_strict_json_schema(copy.deepcopy(tool.input_schema))

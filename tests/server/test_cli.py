@@ -14,6 +14,7 @@ import pytest
 
 from rowkit import EXAMPLES, MODEL
 from pick_a_method.server import cli
+from pick_a_method.server.arguments import has_after
 
 STUDENT = str(EXAMPLES / "student.jsonl")
 COMMANDS = {
@@ -29,6 +30,8 @@ COMMANDS = {
     "verl-config": ["verl-config", "grpo", "--model", MODEL],
     "--print-skill": ["--print-skill"],
 }
+if has_after():  # once the core has it
+    COMMANDS["after"] = ["after", STUDENT, str(EXAMPLES / "teacher_strong.jsonl")]
 
 
 def run(args, **kw):
@@ -76,10 +79,11 @@ def test_no_subcommand_loads_the_mcp_sdk(name, tmp_path):
 
 
 def test_help_loads_neither_mcp_nor_routing_nor_torch():
-    # the routing package itself is lazy (its names load their modules on first use): only its defaults load
+    # the routing package itself is lazy (its names load their modules on first use): only its defaults load. The
+    # flags are made from the tools' pydantic argument models, so pydantic loads (their schemas are not built).
     code = ("import sys\nfrom pick_a_method.server import cli\n"
             "try:\n    cli.main(['holdout-size', '--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('mcp', 'numpy', 'pyarrow', 'pydantic', 'torch', 'transformers') if m in sys.modules]\n"
+            "heavy = [m for m in ('mcp', 'numpy', 'pyarrow', 'torch', 'transformers') if m in sys.modules]\n"
             "heavy += [m for m in sys.modules if m.startswith(('pick_a_method.routing.', 'pick_a_method.methods'))\n"
             "          and m != 'pick_a_method.routing.defaults']\n"
             "assert not heavy, heavy\n")

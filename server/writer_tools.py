@@ -1,0 +1,230 @@
+"""The config writers' arguments (prime-rl, TRL, verl) and preview_update's: a method, its knobs, and the run.
+
+Declared once (server/declare.py). The shared training defaults are common/trainers.py's (steps, batch, LoRA, each
+trainer's GPUs); the methods each writer takes are common/methods.py's table; an argument left None takes the
+writer's own default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pick_a_method.common.methods import PRIME_RL, TRL, VERL, run_by
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
+
+from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
+from .schemas import (CheckpointArg, NameOrPairs, Nodes, Pairs, Trajectories, WandBArg, pairs_dict, plain,
+                      trajectory_dicts)
+
+
+def methods_of(trainer: str) -> str:
+    """The methods `trainer`'s writer writes, from the one table: "grpo, max_rl, rae, opd, opsd or async"."""
+    names = [m.name for m in run_by(trainer)]
+    corrections = TRAINERS[trainer].corrections
+    names = [f"async ({' or '.join(corrections)})" if n == "async" and len(corrections) > 1 else n for n in names]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def knobs_arg(example: str) -> Any:
+    return arg(None, "key=value, value read as JSON, e.g. group_size=8; a dotted key nests", cli=Cli(
+        flag="--knob", pairs=True, help=f"a method knob, VALUE read as JSON when it parses{example}"))
+
+
+def out_arg(what: str) -> Any:
+    return arg(None, "Write the file here; omit to only return it", cli=Cli(
+        metavar="FILE", help=f"write {what} here (default: print it)"))
+
+
+def overwrite_arg() -> Any:
+    return arg(False, cli=Cli(help="replace an existing file at --out"))
+
+
+def model_arg() -> Any:
+    return arg(..., cli=Cli(help="the model to train, e.g. Qwen/Qwen3-8B (required)"))
+
+
+def steps_arg(help: str) -> Any:
+    return arg(STEPS, ge=1, cli=Cli(help=help))
+
+
+def lora_arg() -> Any:
+    return arg(LORA, cli=Cli(help="train the full model instead of a LoRA adapter"))
+
+
+def tokenizer_arg() -> Any:
+    return arg(None, "Local folder or cached hub id", cli=NOT)
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """The arguments given (not None): a writer's own defaults stand for the rest."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+SPLIT_GPUS = (("inference", "with --trainer-gpus: vLLM's GPUs on the node"),
+              ("trainer", "with --inference-gpus: the trainer's GPUs"))
+SPLIT_NODES = (("inference", "with --trainer-nodes: the split of a multi-node run"),
+               ("trainer", "with --inference-nodes: the trainer's machines"))
+
+
+class PrimeRlConfigArguments(Arguments):
+    """Write prime-rl's `rl` TOML (v0.8): the text, knobs honored and ignored, needs and the launch command. Methods
+    prime-rl cannot run are refused with the fix."""
+
+    tool, title, writes = "prime_rl_config", "Write the prime-rl config", True
+    taskset: str = arg(..., "prime-rl taskset id", cli=Cli(positional=True, help="prime-rl taskset id (env.taskset.id)"))
+    method: str = arg(..., methods_of(PRIME_RL), cli=Cli(positional=True, help=(
+        f"{methods_of(PRIME_RL)} (async wraps one of them: --knob method=grpo)")))
+    model: str = model_arg()
+    knobs: Pairs = knobs_arg(", e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted KEY nests: method.name=opd)")
+    out: str | None = out_arg("the TOML")
+    overwrite: bool = overwrite_arg()
+    gpus: int | Nodes | None = arg(None, "On the node, >= 2 (default 2), or {inference, trainer}; per node with "
+                                         "`nodes` (8)", cli=Cli(split=SPLIT_GPUS, help=(
+        "GPUs on the node, at least 2 (default: 2), split evenly; with --nodes, GPUs per node (default: 8)")))
+    steps: int = steps_arg("max_steps")
+    batch: int = arg(BATCH, "Rollouts per step", ge=1, cli=Cli(help="prompts x rollouts per step"))
+    lora: bool = lora_arg()
+    overrides: Pairs = arg(None, "Dotted prime-rl keys, e.g. trainer.optim.lr=2e-5", cli=Cli(
+        flag="--override", pairs=True, help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 "
+                                            "(repeatable)"))
+    teacher_tokenizer: str | None = tokenizer_arg()
+    student_tokenizer: str | None = tokenizer_arg()
+    renderer: str | None = arg(None, "Default: chosen from the model", cli=Cli(
+        help="[orchestrator.renderer] name (default: chosen from the model)"))
+    wandb: WandBArg = arg(None, "W&B run", cli=Cli(
+        pairs=True, help="W&B: project, name, entity, offline (repeatable; default: no W&B)"))
+    checkpoint: CheckpointArg = arg(None, "resume: true, a step or a step_N folder; false: none", cli=Cli(
+        pairs=True, off=("--no-checkpoint", "write no [ckpt]"), help="interval, keep_last, resume (true, a step, or a .../step_N folder) "
+                                                "(repeatable; default: the library's [ckpt])"))
+    run_name: str | None = arg(None, "Run folder in output_dir (to resume)", cli=Cli(
+        help="run.name: the run folder under --output-dir (needed to resume)"))
+    output_dir: str | None = arg(None, "On the GPU machine", cli=Cli(
+        metavar="DIR", help="output_dir on the GPU machine (default: prime-rl's)"))
+    nodes: int | Nodes | None = arg(None, "SLURM machines: n, or {inference, trainer}", cli=Cli(split=SPLIT_NODES, help=(
+        "machines for a multi-node SLURM run, half of them inference (default: one node)")))
+    slurm: Pairs = arg(None, "[slurm] keys, e.g. partition=gpu", cli=Cli(
+        pairs=True, help="[slurm] keys, e.g. partition=gpu (repeatable)"))
+    max_model_len: int | None = arg(None, cli=Cli(metavar="N", help="vLLM max_model_len (default: vLLM's)"))
+    gpu_memory_utilization: float | None = arg(None, "vLLM's, (0, 1]", cli=Cli(
+        metavar="X", help="vLLM gpu_memory_utilization, (0, 1] (default: vLLM's)"))
+    eval_taskset: str | None = arg(None, "Default: the training one", cli=Cli(
+        help="the taskset the eval reads (default: the training one)"))
+    eval_split: NameOrPairs = arg(None, "A split name, or [\"<split key>=<split>\"]", cli=Cli(
+        help="a split name, or KEY=VALUE for the taskset's own split key"))
+    scheduler: NameOrPairs = arg(None, "constant, linear or cosine, or its table as key=value", cli=Cli(
+        choices=("constant", "linear", "cosine"),
+        help="LR schedule: constant, linear or cosine (default: prime-rl's constant)"))
+    warmup_steps: int | None = arg(None, cli=Cli(metavar="N", help="LR warmup steps (default: none)"))
+
+    def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
+        from pick_a_method.methods.prime_rl import prime_rl_config
+
+        return prime_rl_config(self.taskset, self.method, **given(
+            model=self.model, knobs=pairs_dict(self.knobs, nest=True), out=self.out, overwrite=self.overwrite,
+            gpus=plain(self.gpus), steps=self.steps, batch=self.batch, lora=self.lora,
+            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), allowed_roots=allowed_roots,
+            tokenizers_match=tokenizers_match, renderer=self.renderer, wandb=plain(self.wandb),
+            checkpoint=plain(self.checkpoint), run_name=self.run_name, output_dir=self.output_dir,
+            nodes=plain(self.nodes), slurm=pairs_dict(self.slurm, nest=False, what="slurm"),
+            max_model_len=self.max_model_len, gpu_memory_utilization=self.gpu_memory_utilization,
+            eval_taskset=self.eval_taskset, eval_split=plain(self.eval_split, "eval_split"),
+            scheduler=plain(self.scheduler, "scheduler"), warmup_steps=self.warmup_steps))
+
+
+class TrlConfigArguments(Arguments):
+    """Write the YAML `trl <grpo|dpo|sft|distillation> --config FILE` reads (TRL 1.16): knobs honored and ignored,
+    needs and the launch command. Methods TRL cannot run are refused with what to do."""
+
+    tool, title, writes = "trl_config", "Write the TRL config", True
+    method: str = arg(..., methods_of(TRL), cli=Cli(positional=True, help=methods_of(TRL)))
+    model: str = model_arg()
+    knobs: Pairs = knobs_arg(" (repeatable)")
+    dataset: str | None = arg(None, "dataset_name; omit for a placeholder in needs", cli=Cli(
+        help="the dataset (dataset_name; default: a placeholder to fill in)"))
+    reward_funcs: list[str] | None = arg(None, "grpo: TRL reward names or import paths", cli=Cli(
+        flag="--reward-func", metavar="NAME", help="grpo: a TRL reward name or dotted import path (repeatable)"))
+    out: str | None = out_arg("the config")
+    overwrite: bool = overwrite_arg()
+    gpus: int = arg(TRAINERS[TRL].gpus, "Per node", ge=1, cli=Cli(help="GPUs per node"))
+    nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
+    steps: int = steps_arg("training steps")
+    batch: int = arg(BATCH, "Completions (grpo) or examples a step", ge=1, cli=Cli(
+        help="rollouts or examples per step"))
+    lora: bool = lora_arg()
+    vllm: bool = arg(True, "Generate with vLLM on the training GPUs", cli=Cli(help="generate without vLLM"))
+    overrides: Pairs = arg(None, "TRL keys to set last", cli=Cli(flag="--set", pairs=True, help=(
+        "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
+    teacher_tokenizer: str | None = tokenizer_arg()
+    student_tokenizer: str | None = tokenizer_arg()
+
+    def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
+        from pick_a_method.methods.trl import trl_config
+
+        return trl_config(self.method, **given(
+            model=self.model, knobs=pairs_dict(self.knobs, nest=True), dataset=self.dataset,
+            reward_funcs=self.reward_funcs, out=self.out, overwrite=self.overwrite, gpus=self.gpus, nodes=self.nodes,
+            steps=self.steps, batch=self.batch, lora=self.lora, vllm=self.vllm,
+            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), allowed_roots=allowed_roots,
+            tokenizers_match=tokenizers_match))
+
+
+class VerlConfigArguments(Arguments):
+    """The Hydra overrides (and the YAML) for verl 0.9.1's `python -m verl.trainer.main_ppo`: knobs honored and
+    ignored, needs and the launch command."""
+
+    tool, title, writes = "verl_config", "Write the verl config", True
+    method: str = arg(..., methods_of(VERL), cli=Cli(positional=True, help=methods_of(VERL)))
+    model: str = model_arg()
+    knobs: Pairs = knobs_arg(" (repeatable)")
+    train_files: list[str] | None = arg(None, "verl RL parquet files", cli=Cli(
+        metavar="FILE", help="verl RL parquet files (repeatable)"))
+    val_files: list[str] | None = arg(None, "Held-out parquet files", cli=Cli(
+        metavar="FILE", help="held-out parquet files (repeatable)"))
+    reward_function: str | None = arg(None, "path/to/reward.py:function (default: verl's)", cli=Cli(
+        metavar="PATH:FN", help="path/to/reward.py:function (default: verl's scorer for each row's data_source)"))
+    out: str | None = out_arg("the config")
+    overwrite: bool = overwrite_arg()
+    gpus: int = arg(TRAINERS[VERL].gpus, "Per node", ge=1, cli=Cli(help="GPUs per node"))
+    nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
+    teacher_gpus: int | None = arg(None, "opd: the teacher pool's GPUs", ge=1, cli=Cli(
+        help="opd: GPUs for the teacher pool (default: verl-config's own)"))
+    steps: int = steps_arg("training steps")
+    batch: int = arg(BATCH, "Rollouts per step", ge=1, cli=Cli(help="rollouts or examples per step"))
+    lora: bool = lora_arg()
+    overrides: Pairs = arg(None, "Dotted verl keys to set last", cli=Cli(flag="--set", pairs=True, help=(
+        "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
+    teacher_tokenizer: str | None = tokenizer_arg()
+    student_tokenizer: str | None = tokenizer_arg()
+
+    def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
+        from pick_a_method.methods.verl import verl_config
+
+        return verl_config(self.method, **given(
+            model=self.model, knobs=pairs_dict(self.knobs, nest=True), train_files=self.train_files,
+            val_files=self.val_files, reward_function=self.reward_function, out=self.out, overwrite=self.overwrite,
+            gpus=self.gpus, nodes=self.nodes, teacher_gpus=self.teacher_gpus, steps=self.steps, batch=self.batch,
+            lora=self.lora, overrides=pairs_dict(self.overrides, nest=False, what="overrides"),
+            allowed_roots=allowed_roots, tokenizers_match=tokenizers_match))
+
+
+class PreviewUpdateArguments(Arguments):
+    """Run a method's update rule on logged rollouts: what it keeps and why (drift, ratios), i.e. whether the traces
+    are too stale to learn from. Needs the [torch] extra."""
+
+    tool, title = "preview_update", "Preview a method's update on logged rollouts"
+    method: str = arg("FlashReinforce", "FlashReinforce, SAO, BPCO, GRPO, ... (any update rule)", cli=Cli(
+        help="any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, OPD, Async, ..."))
+    knobs: Pairs = knobs_arg(" (repeatable; default: the method's own)")
+    trajectories: Trajectories = arg(None, "JSONL: reward, logprobs, and behavior_logprobs, values, teacher_logprobs, "
+                                           "action_mask, group_id where logged", cli=NOT)
+    path: str | None = arg(None, "A JSONL file of trajectories", cli=Cli(
+        positional=True, help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask"))
+
+    def call(self, *, path: str | None = None, max_bytes: int | None = None) -> Any:
+        from pick_a_method.methods.preview import preview_update
+
+        return preview_update(self.method, pairs_dict(self.knobs, nest=True),
+                              trajectories=trajectory_dicts(self.trajectories), path=path or self.path,
+                              **given(max_bytes=max_bytes))
+
+
