@@ -46,16 +46,25 @@ SKILL_URI = f"skill://{NAME}/SKILL.md"
 
 INSTRUCTIONS = """\
 pick-a-method reads graded rollouts (one row per rollout: task_id, reward, truncated, model) and picks the
-post-training method. Start with `route` on the rows (rows_path for a file) and the model you will train; it asks
-the skill's six questions in order and returns the route, the evidence for each question (`trace`) and
-`next_step`: the call to make next (`tool`, `arguments`; fill what `needs` lists; `command` is a shell line to
-run instead), which every verdict carries. Use `truncated_passes`, `band`, `pass_at` and `teacher_clears` to look at one
-question; `holdout_size` to size the held-out set; `prime_rl_config` to write the prime-rl TOML for grpo, max_rl,
-rae, opd, opsd or async; `preview_update` to see what a single-rollout method would keep from logged rollouts.
-`trl_config` and `verl_config` write TRL and verl configs. Inline rows are row objects or JSONL text (keeps any
-field); `fields` maps your field names; knobs and overrides are "key=value" strings, the value read as JSON when
-it parses ({key, value} pairs and an object work too).
-Read every verdict's `warnings`. The full guide is the resource skill://pick-a-method/SKILL.md.
+post-training method. Start with `route` on the rows and the model you will train: it asks the skill's questions in
+order and returns the route, each question's evidence (`trace`) and `next_step`, the call to make next (`tool`,
+`arguments`; fill what `needs` lists; `command` is a shell line to run instead). Every verdict has `summary`,
+`warnings` (read them) and `next_step`. One question alone: `truncated_passes`, `band`, `pass_at`, `teacher_clears`;
+`holdout_size` sizes the held-out set, `after` checks the trained model on it; `prime_rl_config`, `trl_config` and
+`verl_config` write a trainer's config; `preview_update` runs an update rule on logged rollouts.
+
+What the tools' shared arguments mean (they are not described again on each tool):
+- rows: JSONL text, one row object a line (every field is kept); or rows_path: a file (JSONL, JSON, CSV, Parquet),
+  an eval run's folder or log (vf-eval, lm-eval, inspect, verl), or a glob. teacher_rows, student_rows,
+  before_rows, after_rows, random_selection_rows and random_reward_rows likewise, each with its _path.
+- fields: your field names as "name=yours" (["reward=correct", "model=sampling.model"]; a dotted path reaches into
+  objects). Names: task_id, reward, truncated, model, arm, tokens, completion, and cut_off (finish reasons that mean
+  the reply was cut off, comma-separated).
+- pass_threshold: a row passes when reward >= it. effect: the gain to prove (0.05 = five points). picture: add a PNG.
+- knobs (the method's) and overrides (the trainer's own keys, dotted): "key=value" strings, the value read as JSON
+  when it parses, a dotted knob nests. out: write the config there (else it is only returned); overwrite: replace a
+  file. teacher_tokenizer / student_tokenizer: folders or hub ids to compare; tokenizers_match: say it instead.
+The full guide is the resource skill://pick-a-method/SKILL.md.
 """
 
 # What each tool answers: its outputSchema's model.

@@ -19,50 +19,52 @@ FIELDS_GROUP = "your field names (a dotted path reaches into objects, e.g. sampl
 
 
 # The arguments several tools share, declared once each.
-def rows_text_arg(description: str = "JSONL rows, fields as in route's rows") -> Any:
-    return arg(None, description, cli=NOT)
+# The shared arguments carry no description in the listing: the server's instructions say once what each means
+# (server/app.py INSTRUCTIONS), which agents read once, not on every tool.
+def rows_text_arg() -> Any:
+    return arg(None, cli=NOT)
 
 
-def rows_path_arg(description: str, cli: Cli) -> Any:
-    return arg(None, description, cli=cli)
+def rows_path_arg(cli: Cli) -> Any:
+    return arg(None, cli=cli)
 
 
 def threshold_arg() -> Any:
-    return arg(D.PASS_THRESHOLD, "A row passes when reward >= this", cli=Cli(metavar="X"))
+    return arg(D.PASS_THRESHOLD, cli=Cli(metavar="X", help="a row passes when reward >= this"))
 
 
 def effect_arg() -> Any:
-    return arg(D.PROVE_EFFECT, "Gain to prove, e.g. 0.05", gt=0, lt=1, cli=Cli(
+    return arg(D.PROVE_EFFECT, gt=0, lt=1, cli=Cli(
         metavar="X", help="the gain to prove, between 0 and 1, e.g. 0.05 = five points"))
 
 
 def fields_arg() -> Any:
-    return arg(None, "Your names for these fields; a dotted path reaches in", cli=Cli(help=FIELDS_GROUP))
+    return arg(None, cli=Cli(help=FIELDS_GROUP))
 
 
 def picture_arg() -> Any:
-    return arg(False, "Add a PNG picture", cli=NOT)  # the command line draws with --plot
+    return arg(False, cli=NOT)  # the command line draws with --plot
 
 
 def tokenizers_match_arg() -> Any:
-    return arg(None, "Teacher and student share a tokenizer", cli=Cli(yes_no=True, help=(
+    return arg(None, cli=Cli(yes_no=True, help=(
         "true or false: whether teacher and student share a tokenizer, if you know (default: not compared)")))
 
 
-def tokenizer_arg(description: str = "Local folder or cached hub id") -> Any:
-    return arg(None, description, cli=NOT)
+def tokenizer_arg() -> Any:
+    return arg(None, cli=NOT)
 
 
 ROWS = Cli(positional=True, many=True, metavar="ROWS", help=ROWS_HELP)
 
 
 class TruncatedPassesArguments(Arguments):
-    """Question 1: rows cut off at the token cap that still passed. Above zero: fix the reward first."""
+    """Question 1: rows cut off at the token cap that still passed (any: fix the reward first)."""
 
     tool, title = "truncated_passes", "Can a cut-off reply pass? (question 1)"
     row_sets = {"rows": True}
     rows: RowsText = rows_text_arg()
-    rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", ROWS)
+    rows_path: Paths = rows_path_arg(ROWS)
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()
 
@@ -73,12 +75,12 @@ class TruncatedPassesArguments(Arguments):
 
 
 class PassAtArguments(Arguments):
-    """pass@1 with a 95% task-level interval, unbiased pass@k and pass^k, and per-task pass rates (paged)."""
+    """pass@1 with a 95% interval over tasks, pass@k, pass^k, per-task rates (paged)."""
 
     tool, title = "pass_at", "pass@1 with an interval, pass@k, pass^k"
     row_sets, pictured = {"rows": True}, True
     rows: RowsText = rows_text_arg()
-    rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", ROWS)
+    rows_path: Paths = rows_path_arg(ROWS)
     k: int | None = arg(None, "Default: the smallest group", ge=1, cli=Cli(
         flag="-k", metavar="K", help="k for pass@k and pass^k (default: the smallest group)"))
     pass_threshold: float = threshold_arg()
@@ -98,12 +100,12 @@ class PassAtArguments(Arguments):
 
 
 class BandArguments(Arguments):
-    """Question 3: is each task floor, saturated or mixed; the share that splits, and at larger k."""
+    """Question 3: floor, saturated or mixed; the share of tasks that split, now and at larger k."""
 
     tool, title = "band", "Floor, saturated or mixed? (question 3)"
     row_sets, pictured = {"rows": True}, True
     rows: RowsText = rows_text_arg()
-    rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", ROWS)
+    rows_path: Paths = rows_path_arg(ROWS)
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()
     picture: bool = picture_arg()
@@ -118,16 +120,15 @@ class BandArguments(Arguments):
 
 
 class TeacherClearsArguments(Arguments):
-    """Question 5: does the teacher beat the student by `effect` (95% intervals, paired on shared tasks)? Score both
-    on the same tasks at the student's max_tokens; the tokenizers are compared when given."""
+    """Question 5: does the teacher beat the student by `effect`, both scored on the same tasks?"""
 
     tool, title = "teacher_clears", "Does the teacher clear the student? (question 5)"
     row_sets, pictured = {"teacher_rows": True, "student_rows": True}, True
     teacher_rows: RowsText = rows_text_arg()
-    teacher_rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", Cli(
+    teacher_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="TEACHER_ROWS", help=f"the teacher's {ROWS_HELP}"))
-    student_rows: RowsText = rows_text_arg("JSONL rows")
-    student_rows_path: Paths = rows_path_arg("Like rows_path", Cli(
+    student_rows: RowsText = rows_text_arg()
+    student_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="STUDENT_ROWS", help="the student's graded rows on the same tasks"))
     effect: float = effect_arg()
     pass_threshold: float = threshold_arg()
@@ -149,27 +150,27 @@ class TeacherClearsArguments(Arguments):
 
 
 class HoldoutSizeArguments(Arguments):
-    """Held-out tasks that detect `effect` at `power`: binomial, from a known task sd, or from before/after rows."""
+    """Held-out tasks that detect `effect` at `power` (binomial, a known sd, or before/after rows)."""
 
     tool, title = "holdout_size", "Held-out tasks needed to prove an effect"
     row_sets = {"before_rows": False, "after_rows": False}
     effect: float = effect_arg()
-    base: float | None = arg(None, f"Base pass rate (default {D.HOLDOUT_BASE:g}, or before rows')", ge=0, le=1,
+    base: float | None = arg(None, f"Default {D.HOLDOUT_BASE:g}, or before rows'", ge=0, le=1,
                              cli=Cli(metavar="P", help=f"base pass rate (default: {D.HOLDOUT_BASE:g}, or read off "
                                                        f"--before)"))
-    k: int | None = arg(None, f"Rollouts per task (default {D.HOLDOUT_K})", ge=1, cli=Cli(
+    k: int | None = arg(None, f"Rollouts a task (default {D.HOLDOUT_K})", ge=1, cli=Cli(
         flag="-k", metavar="K", help=f"rollouts per task (default: {D.HOLDOUT_K}, or read off --before)"))
     power: float = arg(D.HOLDOUT_POWER, gt=0, lt=1, cli=Cli(
         metavar="P", help="chance to detect the effect when it is real"))
     alpha: float = arg(D.HOLDOUT_ALPHA, "Two-sided", gt=0, lt=1, cli=Cli(
         metavar="A", help="two-sided false-positive rate"))
-    task_std: float | None = arg(None, "A task's paired-difference sd, if known", gt=0, cli=Cli(
+    task_std: float | None = arg(None, "Paired-difference sd", gt=0, cli=Cli(
         metavar="SD", help="one task's paired-difference sd, if known"))
     before_rows: RowsText = rows_text_arg()
-    before_rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", Cli(
+    before_rows_path: Paths = rows_path_arg(Cli(
         flag="--before", metavar="FILE", help="rows before training (base and k are read off them)"))
-    after_rows: RowsText = rows_text_arg("JSONL rows")
-    after_rows_path: Paths = rows_path_arg("Like rows_path", Cli(
+    after_rows: RowsText = rows_text_arg()
+    after_rows_path: Paths = rows_path_arg(Cli(
         flag="--after", metavar="FILE", help="rows after training, on the same tasks"))
     fields: FieldsArg = fields_arg()
 
@@ -192,36 +193,34 @@ def throughput_words(text: str) -> dict[str, Any]:
 
 
 class RouteArguments(Arguments):
-    """Start here. Asks the skill's questions in order and stops at the first that decides: the route, methods,
-    warnings, each question's evidence (trace), checks before the GPU, and next_step, the call to make next (fill
-    what its `needs` lists)."""
+    """Start here: the skill's questions in order; the route, each answer's evidence, and next_step."""
 
     tool, title = "route", "Route graded rows to a training method"
     row_sets, pictured = {"rows": True, "teacher_rows": False}, True
-    rows: RowObjects = arg(None, "Row objects, or JSONL text (keeps any field)", cli=NOT)
-    rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", ROWS)
-    model: str | None = arg(None, "The model you will train, e.g. Qwen/Qwen3-8B", cli=Cli(help=(
+    rows: RowObjects = rows_text_arg()
+    rows_path: Paths = rows_path_arg(ROWS)
+    model: str | None = arg(None, "Model to train, e.g. Qwen/Qwen3-8B", cli=Cli(help=(
         "the model you will train, e.g. Qwen/Qwen3-8B (default: none; the on-policy question then stays open)")))
-    teacher_rows: RowsText = rows_text_arg("JSONL rows")
-    teacher_rows_path: Paths = rows_path_arg("Like rows_path", Cli(
+    teacher_rows: RowsText = rows_text_arg()
+    teacher_rows_path: Paths = rows_path_arg(Cli(
         flag="--teacher-rows", metavar="FILE", help="a candidate teacher's graded rows on the same tasks"))
-    taskset: str | None = arg(None, "prime-rl taskset id for next_step", cli=Cli(
+    taskset: str | None = arg(None, "prime-rl taskset id", cli=Cli(
         help="prime-rl taskset id, filled into the next step"))
-    teacher: str | None = arg(None, "Default: the teacher rows' model", cli=Cli(
+    teacher: str | None = arg(None, "Default: teacher rows' model", cli=Cli(
         help="teacher model name (default: the teacher rows' model)"))
-    teacher_base_url: str | None = arg(None, "The teacher's vLLM URL, for OPD", cli=Cli(
+    teacher_base_url: str | None = arg(None, "Teacher's vLLM URL (OPD)", cli=Cli(
         metavar="URL", help="the teacher's vLLM server URL, for OPD (e.g. http://localhost:8001/v1)"))
     tokenizers_match: bool | None = tokenizers_match_arg()
-    preference_pairs: bool | None = arg(None, "Rows hold natural better/worse pairs", cli=Cli(
+    preference_pairs: bool | None = arg(None, "Rows hold better/worse pairs", cli=Cli(
         help="the rows hold natural better/worse pairs"))
     pass_threshold: float = threshold_arg()
     effect: float = effect_arg()
     fields: FieldsArg = fields_arg()
-    trainer: Trainer = arg("prime-rl", "Whose config tool next_step names", cli=Cli(
+    trainer: Trainer = arg("prime-rl", "Whose config next_step names", cli=Cli(
         help="the trainer whose config tool the next step names: prime-rl, trl or verl"))
-    gpus: int | None = arg(None, "GPUs for the run, split by throughput", cli=Cli(
+    gpus: int | None = arg(None, "GPUs to split by throughput", cli=Cli(
         help="GPUs for the run; with --throughput, split between inference and trainer"))
-    throughput: Throughput | None = arg(None, "Tokens/s per GPU of vLLM and of the trainer", cli=Cli(
+    throughput: Throughput | None = arg(None, "Tokens/s per GPU", cli=Cli(
         parse=throughput_words, metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the trainer"))
     picture: bool = picture_arg()
 
@@ -239,28 +238,27 @@ class RouteArguments(Arguments):
 
 
 class AfterArguments(Arguments):
-    """After training: did the checkpoint gain on the frozen held-out tasks, beyond noise and beyond its controls
-    (a random selection of the same size, a random-reward arm)?"""
+    """After training: a gain on the frozen held-out tasks, beyond noise and the controls?"""
 
     tool, title = "after", "Did training help? (after the GPU)"
     row_sets, pictured = {"before_rows": True, "after_rows": True, "random_selection_rows": False,
                           "random_reward_rows": False}, True
     before_rows: RowsText = rows_text_arg()
-    before_rows_path: Paths = rows_path_arg("Rows file, eval run folder or log, glob, or a list", Cli(
+    before_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="BEFORE", help=f"the rows before training: {ROWS_HELP}"))
-    after_rows: RowsText = rows_text_arg("JSONL rows")
-    after_rows_path: Paths = rows_path_arg("Like rows_path", Cli(
+    after_rows: RowsText = rows_text_arg()
+    after_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="AFTER", help="the trained checkpoint's rows on the same held-out tasks"))
-    random_selection_rows: RowsText = rows_text_arg("JSONL rows")
-    random_selection_rows_path: Paths = rows_path_arg("Control: a random selection of the same size", Cli(
+    random_selection_rows: RowsText = rows_text_arg()
+    random_selection_rows_path: Paths = rows_path_arg(Cli(
         flag="--random-selection", metavar="FILE", help="rows of a checkpoint trained on a random selection of the "
                                                         "same size (the selection control)"))
-    random_reward_rows: RowsText = rows_text_arg("JSONL rows")
-    random_reward_rows_path: Paths = rows_path_arg("Control: an arm trained on random rewards", Cli(
+    random_reward_rows: RowsText = rows_text_arg()
+    random_reward_rows_path: Paths = rows_path_arg(Cli(
         flag="--random-reward", metavar="FILE", help="rows of a checkpoint trained on random rewards (the "
                                                      "contamination control)"))
     effect: float = effect_arg()
-    frozen: str | None = arg(None, "The held-out manifest route wrote", cli=Cli(
+    frozen: str | None = arg(None, "Held-out manifest route wrote", cli=Cli(
         metavar="FILE", help="the held-out manifest route wrote before training (its tasks are the ones compared)"))
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()

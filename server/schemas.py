@@ -83,13 +83,16 @@ def _one_object_is_one_line(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, Mapping) else value  # stdlib json: any integer
 
 
-# `route`, the entry point, declares the row object (strict clients can build rows field by field). The other
-# tools advertise JSONL text only, to keep the listing small (a declared row is ~1.3k characters per tool), and
-# still take a list of row objects from a client that sends one.
-RowObjects = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line)]
-RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
-                     WithJsonSchema({"type": ["string", "null"]})]
-Paths = str | list[str] | None
+# What the listing shows for text: one type or null (Gemini CLI turns ["string", "null"] into a nullable string;
+# OpenAI's strict mode needs the null to let an argument be left out).
+TEXT = {"type": ["string", "null"]}
+# Inline rows are listed as JSONL text, which keeps every field (a declared row object costs ~1.3k characters of
+# listing); a list of row objects is still taken. route checks its row objects against the declared Row, so a
+# misspelt field is named; the other tools take any object.
+RowObjects = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), WithJsonSchema(TEXT)]
+RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line), WithJsonSchema(TEXT)]
+# A file, a run folder or log, a glob; a list of them is taken too (the listing shows the one text a path is).
+Paths = Annotated[str | list[str] | None, WithJsonSchema(TEXT)]
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
@@ -190,13 +193,11 @@ class Fields(BaseModel):
     model: str | None = _field("--model-field", "the model that sampled the row")
     arm: str | None = _field("--arm-field", "the experiment arm")
     tokens: str | None = _field("--tokens-field", "the completion's token count")
+    completion: str | None = _field("--completion-field", "the reply (the grader check reads it)")
     # not a field: finish reasons (comma-separated) that mean the reply was cut off
     cut_off: str | None = arg(None, cli=Cli(flag="--cut-off", metavar="WORDS", help=(
         "finish reasons (comma-separated) that mean the reply hit the token cap, beside length, max_tokens, "
         "model_length")))
-
-
-FieldsArg = Fields | None
 
 
 def field_map(fields: Fields | None) -> dict[str, str] | None:
@@ -332,13 +333,25 @@ class Checkpoint(BaseModel):
     resume: bool | int | str | None = None
 
 
+# Listed as "canonical=yours" strings, as knobs are (an object of eight nullable names cost ~400 characters on
+# each of seven tools); an object {"reward": "correct"} is taken too, and either is checked against Fields.
+FieldsArg = Annotated[Fields | None, BeforeValidator(lambda v: pairs_dict(v, nest=False, what="fields")
+                                                     if isinstance(v, list) else v), WithJsonSchema(PAIRS_SCHEMA)]
+
+
 def _pairs_are_a_table(value: Any) -> Any:
     # The command line's --wandb/--checkpoint KEY=VALUE words (and a client's pairs) -> the table, then checked.
     return pairs_dict(value, nest=False, what="table") if isinstance(value, list) else value
 
 
-WandBArg = Annotated[WandB | None, BeforeValidator(_pairs_are_a_table)]
-CheckpointArg = Annotated[Checkpoint | Literal[False] | None, BeforeValidator(_pairs_are_a_table)]
+def _false_is_none(value: Any) -> Any:
+    return False if value in (["false"], "false") else _pairs_are_a_table(value)  # ["false"]: no checkpoint
+
+
+# Listed as "key=value" strings, as knobs are; an object is taken too.
+WandBArg = Annotated[WandB | None, BeforeValidator(_pairs_are_a_table), WithJsonSchema(PAIRS_SCHEMA)]
+CheckpointArg = Annotated[Checkpoint | Literal[False] | None, BeforeValidator(_false_is_none),
+                          WithJsonSchema(PAIRS_SCHEMA)]
 
 
 class Nodes(BaseModel):
@@ -353,10 +366,9 @@ class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, toke
     trainer_tokens_per_s_per_gpu: float
 
 
-_NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
-# A name, or a table given as "key=value" strings (pairs or an object are still taken from a client that sends one).
+# A name ("cosine", "test"), or "key=value" for a table of one key; a list of pairs or an object is taken too.
 # "key=value" alone is a table of one key (the command line's --eval-split split=test).
-NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS),
+NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(TEXT),
                         BeforeValidator(lambda v: [v] if isinstance(v, str) and "=" in v else v)]
 
 

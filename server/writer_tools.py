@@ -26,12 +26,12 @@ def methods_of(trainer: str) -> str:
 
 
 def knobs_arg(example: str) -> Any:
-    return arg(None, "key=value, value read as JSON, e.g. group_size=8; a dotted key nests", cli=Cli(
+    return arg(None, cli=Cli(
         flag="--knob", pairs=True, help=f"a method knob, VALUE read as JSON when it parses{example}"))
 
 
 def out_arg(what: str) -> Any:
-    return arg(None, "Write the file here; omit to only return it", cli=Cli(
+    return arg(None, cli=Cli(
         metavar="FILE", help=f"write {what} here (default: print it)"))
 
 
@@ -52,7 +52,7 @@ def lora_arg() -> Any:
 
 
 def tokenizer_arg() -> Any:
-    return arg(None, "Local folder or cached hub id", cli=NOT)
+    return arg(None, cli=NOT)
 
 
 def given(**values: Any) -> dict[str, Any]:
@@ -67,8 +67,7 @@ SPLIT_NODES = (("inference", "with --trainer-nodes: the split of a multi-node ru
 
 
 class PrimeRlConfigArguments(Arguments):
-    """Write prime-rl's `rl` TOML (v0.8): the text, knobs honored and ignored, needs and the launch command. Methods
-    prime-rl cannot run are refused with the fix."""
+    """Write prime-rl's `rl` TOML: the text, knobs honored or ignored, needs, the launch command."""
 
     tool, title, writes = "prime_rl_config", "Write the prime-rl config", True
     taskset: str = arg(..., "prime-rl taskset id", cli=Cli(positional=True, help="prime-rl taskset id (env.taskset.id)"))
@@ -78,40 +77,39 @@ class PrimeRlConfigArguments(Arguments):
     knobs: Pairs = knobs_arg(", e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted KEY nests: method.name=opd)")
     out: str | None = out_arg("the TOML")
     overwrite: bool = overwrite_arg()
-    gpus: int | Nodes | None = arg(None, "On the node, >= 2 (default 2), or {inference, trainer}; per node with "
-                                         "`nodes` (8)", cli=Cli(split=SPLIT_GPUS, help=(
+    gpus: int | Nodes | None = arg(None, "Or {inference, trainer}; per node with nodes", cli=Cli(split=SPLIT_GPUS, help=(
         "GPUs on the node, at least 2 (default: 2), split evenly; with --nodes, GPUs per node (default: 8)")))
     steps: int = steps_arg("max_steps")
-    batch: int = arg(BATCH, "Rollouts per step", ge=1, cli=Cli(help="prompts x rollouts per step"))
+    batch: int = arg(BATCH, "Rollouts a step", ge=1, cli=Cli(help="prompts x rollouts per step"))
     lora: bool = lora_arg()
-    overrides: Pairs = arg(None, "Dotted prime-rl keys, e.g. trainer.optim.lr=2e-5", cli=Cli(
+    overrides: Pairs = arg(None, cli=Cli(
         flag="--override", pairs=True, help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 "
                                             "(repeatable)"))
     teacher_tokenizer: str | None = tokenizer_arg()
     student_tokenizer: str | None = tokenizer_arg()
-    renderer: str | None = arg(None, "Default: chosen from the model", cli=Cli(
+    renderer: str | None = arg(None, "Default: from the model", cli=Cli(
         help="[orchestrator.renderer] name (default: chosen from the model)"))
-    wandb: WandBArg = arg(None, "W&B run", cli=Cli(
+    wandb: WandBArg = arg(None, "project, name, entity, offline", cli=Cli(
         pairs=True, help="W&B: project, name, entity, offline (repeatable; default: no W&B)"))
-    checkpoint: CheckpointArg = arg(None, "resume: true, a step or a step_N folder; false: none", cli=Cli(
+    checkpoint: CheckpointArg = arg(None, "interval, keep_last, resume; [\"false\"]: none", cli=Cli(
         pairs=True, off=("--no-checkpoint", "write no [ckpt]"), help="interval, keep_last, resume (true, a step, or a .../step_N folder) "
                                                 "(repeatable; default: the library's [ckpt])"))
-    run_name: str | None = arg(None, "Run folder in output_dir (to resume)", cli=Cli(
+    run_name: str | None = arg(None, "Run folder, to resume", cli=Cli(
         help="run.name: the run folder under --output-dir (needed to resume)"))
     output_dir: str | None = arg(None, "On the GPU machine", cli=Cli(
         metavar="DIR", help="output_dir on the GPU machine (default: prime-rl's)"))
-    nodes: int | Nodes | None = arg(None, "SLURM machines: n, or {inference, trainer}", cli=Cli(split=SPLIT_NODES, help=(
+    nodes: int | Nodes | None = arg(None, "SLURM machines, or {inference, trainer}", cli=Cli(split=SPLIT_NODES, help=(
         "machines for a multi-node SLURM run, half of them inference (default: one node)")))
-    slurm: Pairs = arg(None, "[slurm] keys, e.g. partition=gpu", cli=Cli(
+    slurm: Pairs = arg(None, "[slurm] keys", cli=Cli(
         pairs=True, help="[slurm] keys, e.g. partition=gpu (repeatable)"))
     max_model_len: int | None = arg(None, cli=Cli(metavar="N", help="vLLM max_model_len (default: vLLM's)"))
-    gpu_memory_utilization: float | None = arg(None, "vLLM's, (0, 1]", cli=Cli(
+    gpu_memory_utilization: float | None = arg(None, "(0, 1]", cli=Cli(
         metavar="X", help="vLLM gpu_memory_utilization, (0, 1] (default: vLLM's)"))
     eval_taskset: str | None = arg(None, "Default: the training one", cli=Cli(
         help="the taskset the eval reads (default: the training one)"))
-    eval_split: NameOrPairs = arg(None, "A split name, or [\"<split key>=<split>\"]", cli=Cli(
+    eval_split: NameOrPairs = arg(None, "A split, or key=value", cli=Cli(
         help="a split name, or KEY=VALUE for the taskset's own split key"))
-    scheduler: NameOrPairs = arg(None, "constant, linear or cosine, or its table as key=value", cli=Cli(
+    scheduler: NameOrPairs = arg(None, "constant, linear or cosine", cli=Cli(
         choices=("constant", "linear", "cosine"),
         help="LR schedule: constant, linear or cosine (default: prime-rl's constant)"))
     warmup_steps: int | None = arg(None, cli=Cli(metavar="N", help="LR warmup steps (default: none)"))
@@ -132,27 +130,26 @@ class PrimeRlConfigArguments(Arguments):
 
 
 class TrlConfigArguments(Arguments):
-    """Write the YAML `trl <grpo|dpo|sft|distillation> --config FILE` reads (TRL 1.16): knobs honored and ignored,
-    needs and the launch command. Methods TRL cannot run are refused with what to do."""
+    """Write the YAML `trl <command> --config` reads: knobs honored or ignored, needs, the command."""
 
     tool, title, writes = "trl_config", "Write the TRL config", True
     method: str = arg(..., methods_of(TRL), cli=Cli(positional=True, help=methods_of(TRL)))
     model: str = model_arg()
     knobs: Pairs = knobs_arg(" (repeatable)")
-    dataset: str | None = arg(None, "dataset_name; omit for a placeholder in needs", cli=Cli(
+    dataset: str | None = arg(None, "dataset_name", cli=Cli(
         help="the dataset (dataset_name; default: a placeholder to fill in)"))
-    reward_funcs: list[str] | None = arg(None, "grpo: TRL reward names or import paths", cli=Cli(
+    reward_funcs: list[str] | None = arg(None, "grpo: reward names or import paths", cli=Cli(
         flag="--reward-func", metavar="NAME", help="grpo: a TRL reward name or dotted import path (repeatable)"))
     out: str | None = out_arg("the config")
     overwrite: bool = overwrite_arg()
-    gpus: int = arg(TRAINERS[TRL].gpus, "Per node", ge=1, cli=Cli(help="GPUs per node"))
+    gpus: int = arg(TRAINERS[TRL].gpus, ge=1, cli=Cli(help="GPUs per node"))
     nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
     steps: int = steps_arg("training steps")
-    batch: int = arg(BATCH, "Completions (grpo) or examples a step", ge=1, cli=Cli(
+    batch: int = arg(BATCH, "Completions or examples a step", ge=1, cli=Cli(
         help="rollouts or examples per step"))
     lora: bool = lora_arg()
-    vllm: bool = arg(True, "Generate with vLLM on the training GPUs", cli=Cli(help="generate without vLLM"))
-    overrides: Pairs = arg(None, "TRL keys to set last", cli=Cli(flag="--set", pairs=True, help=(
+    vllm: bool = arg(True, cli=Cli(help="generate without vLLM"))
+    overrides: Pairs = arg(None, cli=Cli(flag="--set", pairs=True, help=(
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
     teacher_tokenizer: str | None = tokenizer_arg()
     student_tokenizer: str | None = tokenizer_arg()
@@ -169,29 +166,28 @@ class TrlConfigArguments(Arguments):
 
 
 class VerlConfigArguments(Arguments):
-    """The Hydra overrides (and the YAML) for verl 0.9.1's `python -m verl.trainer.main_ppo`: knobs honored and
-    ignored, needs and the launch command."""
+    """Write verl's main_ppo Hydra overrides and YAML: knobs honored or ignored, needs, the command."""
 
     tool, title, writes = "verl_config", "Write the verl config", True
     method: str = arg(..., methods_of(VERL), cli=Cli(positional=True, help=methods_of(VERL)))
     model: str = model_arg()
     knobs: Pairs = knobs_arg(" (repeatable)")
-    train_files: list[str] | None = arg(None, "verl RL parquet files", cli=Cli(
+    train_files: list[str] | None = arg(None, "Parquet files", cli=Cli(
         metavar="FILE", help="verl RL parquet files (repeatable)"))
     val_files: list[str] | None = arg(None, "Held-out parquet files", cli=Cli(
         metavar="FILE", help="held-out parquet files (repeatable)"))
-    reward_function: str | None = arg(None, "path/to/reward.py:function (default: verl's)", cli=Cli(
+    reward_function: str | None = arg(None, "path/to/reward.py:function", cli=Cli(
         metavar="PATH:FN", help="path/to/reward.py:function (default: verl's scorer for each row's data_source)"))
     out: str | None = out_arg("the config")
     overwrite: bool = overwrite_arg()
-    gpus: int = arg(TRAINERS[VERL].gpus, "Per node", ge=1, cli=Cli(help="GPUs per node"))
+    gpus: int = arg(TRAINERS[VERL].gpus, ge=1, cli=Cli(help="GPUs per node"))
     nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
-    teacher_gpus: int | None = arg(None, "opd: the teacher pool's GPUs", ge=1, cli=Cli(
+    teacher_gpus: int | None = arg(None, "opd: the teacher's GPUs", ge=1, cli=Cli(
         help="opd: GPUs for the teacher pool (default: verl-config's own)"))
     steps: int = steps_arg("training steps")
     batch: int = arg(BATCH, "Rollouts per step", ge=1, cli=Cli(help="rollouts or examples per step"))
     lora: bool = lora_arg()
-    overrides: Pairs = arg(None, "Dotted verl keys to set last", cli=Cli(flag="--set", pairs=True, help=(
+    overrides: Pairs = arg(None, cli=Cli(flag="--set", pairs=True, help=(
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
     teacher_tokenizer: str | None = tokenizer_arg()
     student_tokenizer: str | None = tokenizer_arg()
@@ -208,16 +204,14 @@ class VerlConfigArguments(Arguments):
 
 
 class PreviewUpdateArguments(Arguments):
-    """Run a method's update rule on logged rollouts: what it keeps and why (drift, ratios), i.e. whether the traces
-    are too stale to learn from. Needs the [torch] extra."""
+    """What a method's update rule keeps from logged rollouts, and why ([torch] extra)."""
 
     tool, title = "preview_update", "Preview a method's update on logged rollouts"
-    method: str = arg("FlashReinforce", "FlashReinforce, SAO, BPCO, GRPO, ... (any update rule)", cli=Cli(
+    method: str = arg("FlashReinforce", "Any update rule (SAO, BPCO, GRPO, ...)", cli=Cli(
         help="any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, OPD, Async, ..."))
     knobs: Pairs = knobs_arg(" (repeatable; default: the method's own)")
-    trajectories: Trajectories = arg(None, "JSONL: reward, logprobs, and behavior_logprobs, values, teacher_logprobs, "
-                                           "action_mask, group_id where logged", cli=NOT)
-    path: str | None = arg(None, "A JSONL file of trajectories", cli=Cli(
+    trajectories: Trajectories = arg(None, "JSONL: reward, logprobs, behavior_logprobs, ...", cli=NOT)
+    path: str | None = arg(None, "A JSONL file of them", cli=Cli(
         positional=True, help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask"))
 
     def call(self, *, path: str | None = None, max_bytes: int | None = None) -> Any:
