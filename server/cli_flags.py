@@ -139,9 +139,6 @@ def _flag(c: argparse.ArgumentParser, name: str, field: Any, cli: Any) -> None:
         c.add_argument(flag, dest=name, action="append" if many else "store", metavar=cli.metavar,
                        type=None if cli.parse or choices else kind, choices=choices, default=default,
                        required=field.is_required(), help=help)
-    for side, side_help in cli.split:
-        c.add_argument(f"--{side}-{name.replace('_', '-')}", dest=f"{side}_{name}", type=int, metavar="N",
-                       help=side_help)
     if cli.off:
         c.add_argument(cli.off[0], dest=f"off_{name}", action="store_true", help=cli.off[1])
 
@@ -189,13 +186,6 @@ def arguments(model: Any, ns: argparse.Namespace) -> dict[str, Any]:
             value = cli.parse(value)
         if value == []:  # a repeatable flag not given
             value = None
-        sides = {side: getattr(ns, f"{side}_{name}") for side, _ in cli.split}
-        if any(v is not None for v in sides.values()):
-            if value is not None:
-                flags = " / ".join(f"--{side}-{name.replace('_', '-')}" for side in sides)
-                raise ValueError(f"--{name.replace('_', '-')} is the total, split evenly; {flags} give the split: "
-                                 f"pass one or the other")
-            value = sides
         if cli.off and getattr(ns, f"off_{name}", False):
             value = False
         if value is not None:

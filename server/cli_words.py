@@ -134,10 +134,12 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
     The tool's declaration says each argument's positional place or flag."""
     from .arguments import by_tool, served
 
+    from .schemas import ready_arguments
+
     model = by_tool(tool)
     if model is None or model not in served():
         return None
-    fields = model.model_fields
+    fields, arguments = model.model_fields, ready_arguments(arguments)  # as the tool lists them (a GPU split: two)
     positionals = [k for k in fields if (f := _flags_of(model, k)) is not None and f[0].positional]
     words = ["pick-a-method", model.command()]
     for key in positionals:
@@ -154,9 +156,7 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
         if found is None:
             return None
         cli, flag = found
-        if isinstance(value, dict) and cli.split:
-            words += [w for side, n in value.items() for w in (f"--{side}-{key.replace('_', '-')}", str(n))]
-        elif cli.pairs:
+        if cli.pairs:
             pairs = value.items() if isinstance(value, dict) else [(p, None) for p in value] if isinstance(
                 value, list) and all(isinstance(p, str) for p in value) else None
             if pairs is None:
@@ -275,8 +275,9 @@ def _assignment(name: str, literal: str, before: str, overrides: str) -> str | N
         return f"--knob {_word(f'method={value}')}" if literal.startswith("{") else f"method {value}"
     if name == "overrides" and literal.startswith("{"):
         return " ".join(f"{overrides} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
-    if cli is not None and cli.split and literal.startswith("{"):  # {'inference': n, 'trainer': m}: the split flags
-        return " ".join(f"--{k}-{name} {_word(v)}" for k, v in _pairs(literal))
+    sides = _pairs(literal) if literal.startswith("{") else []
+    if sides and all(f"{k}_{name}" in _declared() for k, _ in sides):  # {'inference': n, 'trainer': m}: a split
+        return " ".join(f"{_declared()[f'{k}_{name}'][1]} {_word(v)}" for k, v in sides)
     if cli is not None and cli.parse and literal.startswith("{"):  # --throughput INFER,TRAIN
         return f"{flag} {','.join(v for _, v in _pairs(literal))}"
     if cli is not None and literal.startswith("{"):  # a table: KEY=VALUE words (--knob, --wandb, --eval-split)

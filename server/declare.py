@@ -23,8 +23,6 @@ class Cli:
       `None` with `positional`; `skip`: the argument is not on the command line (inline rows, picture).
     - `positional`: a positional, with its metavar (`ROWS`, `taskset`); `many`: it takes one or more words.
     - `pairs`: repeatable KEY=VALUE, kept as "key=value" strings, as the MCP tool takes them.
-    - `split`: also a flag for each side of a split, (side, help) pairs (`--inference-gpus N --trainer-gpus N`),
-      given as {side: n}.
     - `yes_no`: `--flag true|false`; a bool defaulting to True is `--no-NAME`, one defaulting to False `--NAME`.
     - `off`: (flag, help) of a flag that sets the argument to False (`--no-checkpoint`).
     - `parse`: turns the word into the argument's value (`--throughput 2000,4000`); `choices`: the words taken.
@@ -38,7 +36,6 @@ class Cli:
     positional: bool = False
     many: bool = False
     pairs: bool = False
-    split: tuple[tuple[str, str], ...] = ()
     yes_no: bool = False
     off: tuple[str, str] | None = None
     parse: Callable[[str], Any] | None = None

@@ -299,8 +299,9 @@ def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 
 def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides as "key=value", and a
-    method given as a table ({"name": "async", ...}) split into its name and knobs."""
+    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides as "key=value", a GPU
+    split as its two arguments, and a method given as a table ({"name": "async", ...}) split into its name and
+    knobs."""
     args = dict(arguments)
     method = args.get("method")
     if isinstance(method, Mapping) and isinstance(method.get("name"), str):
@@ -311,6 +312,9 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     for key in ("knobs", "overrides"):
         if isinstance(args.get(key), Mapping):
             args[key] = as_pairs(args[key])
+    for key in ("gpus", "nodes"):  # a split: its two arguments (inference_gpus, trainer_gpus)
+        if isinstance(args.get(key), Mapping):
+            args.update({f"{side}_{key}": n for side, n in args.pop(key).items()})
     return args
 
 
@@ -358,6 +362,12 @@ class Nodes(BaseModel):
     model_config = CLOSED
     inference: int | None = None
     trainer: int | None = None
+
+
+# A count, listed as one: its split is given by two more arguments (inference_gpus and trainer_gpus), so the listing
+# has no ["integer", "object", "null"] (a single-`type` dialect such as Gemini's has no word for it). The
+# {inference, trainer} object is still taken.
+Count = Annotated[int | Nodes | None, WithJsonSchema({"type": ["integer", "null"]})]
 
 
 class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, tokens per second per GPU

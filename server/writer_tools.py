@@ -13,7 +13,7 @@ from pick_a_method.common.methods import PRIME_RL, TRL, VERL, run_by
 from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 
 from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
-from .schemas import (CheckpointArg, NameOrPairs, Nodes, Pairs, Trajectories, WandBArg, pairs_dict, plain,
+from .schemas import (CheckpointArg, Count, NameOrPairs, Pairs, Trajectories, WandBArg, pairs_dict, plain,
                       trajectory_dicts)
 
 
@@ -60,10 +60,15 @@ def given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-SPLIT_GPUS = (("inference", "with --trainer-gpus: vLLM's GPUs on the node"),
-              ("trainer", "with --inference-gpus: the trainer's GPUs"))
-SPLIT_NODES = (("inference", "with --trainer-nodes: the split of a multi-node run"),
-               ("trainer", "with --inference-nodes: the trainer's machines"))
+def split(total: Any, inference: int | None, trainer: int | None, name: str) -> Any:
+    """prime_rl_config's `gpus` or `nodes`: the total (split evenly), or the split its inference_/trainer_ arguments
+    give (a side left out is named by the writer, with the fix)."""
+    if inference is None and trainer is None:
+        return plain(total)
+    if total is not None:
+        raise ValueError(f"{name} is the total, split evenly; inference_{name} and trainer_{name} give the split: "
+                         f"pass one or the other")
+    return {"inference": inference, "trainer": trainer}
 
 
 class PrimeRlConfigArguments(Arguments):
@@ -77,8 +82,11 @@ class PrimeRlConfigArguments(Arguments):
     knobs: Pairs = knobs_arg(", e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted KEY nests: method.name=opd)")
     out: str | None = out_arg("the TOML")
     overwrite: bool = overwrite_arg()
-    gpus: int | Nodes | None = arg(None, "Or {inference, trainer}; per node with nodes", cli=Cli(split=SPLIT_GPUS, help=(
+    gpus: Count = arg(None, "Split evenly; per node with nodes", cli=Cli(help=(
         "GPUs on the node, at least 2 (default: 2), split evenly; with --nodes, GPUs per node (default: 8)")))
+    inference_gpus: int | None = arg(None, "And trainer_gpus: the split", cli=Cli(
+        metavar="N", help="with --trainer-gpus: vLLM's GPUs on the node"))
+    trainer_gpus: int | None = arg(None, cli=Cli(metavar="N", help="with --inference-gpus: the trainer's GPUs"))
     steps: int = steps_arg("max_steps")
     batch: int = arg(BATCH, "Rollouts a step", ge=1, cli=Cli(help="prompts x rollouts per step"))
     lora: bool = lora_arg()
@@ -98,8 +106,11 @@ class PrimeRlConfigArguments(Arguments):
         help="run.name: the run folder under --output-dir (needed to resume)"))
     output_dir: str | None = arg(None, "On the GPU machine", cli=Cli(
         metavar="DIR", help="output_dir on the GPU machine (default: prime-rl's)"))
-    nodes: int | Nodes | None = arg(None, "SLURM machines, or {inference, trainer}", cli=Cli(split=SPLIT_NODES, help=(
+    nodes: Count = arg(None, "SLURM machines, half inference", cli=Cli(help=(
         "machines for a multi-node SLURM run, half of them inference (default: one node)")))
+    inference_nodes: int | None = arg(None, "And trainer_nodes: the split", cli=Cli(
+        metavar="N", help="with --trainer-nodes: the split of a multi-node run"))
+    trainer_nodes: int | None = arg(None, cli=Cli(metavar="N", help="with --inference-nodes: the trainer's machines"))
     slurm: Pairs = arg(None, "[slurm] keys", cli=Cli(
         pairs=True, help="[slurm] keys, e.g. partition=gpu (repeatable)"))
     max_model_len: int | None = arg(None, cli=Cli(metavar="N", help="vLLM max_model_len (default: vLLM's)"))
@@ -119,11 +130,11 @@ class PrimeRlConfigArguments(Arguments):
 
         return prime_rl_config(self.taskset, self.method, **given(
             model=self.model, knobs=pairs_dict(self.knobs, nest=True), out=self.out, overwrite=self.overwrite,
-            gpus=plain(self.gpus), steps=self.steps, batch=self.batch, lora=self.lora,
+            gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"), steps=self.steps, batch=self.batch, lora=self.lora,
             overrides=pairs_dict(self.overrides, nest=False, what="overrides"), allowed_roots=allowed_roots,
             tokenizers_match=tokenizers_match, renderer=self.renderer, wandb=plain(self.wandb),
             checkpoint=plain(self.checkpoint), run_name=self.run_name, output_dir=self.output_dir,
-            nodes=plain(self.nodes), slurm=pairs_dict(self.slurm, nest=False, what="slurm"),
+            nodes=split(self.nodes, self.inference_nodes, self.trainer_nodes, "nodes"), slurm=pairs_dict(self.slurm, nest=False, what="slurm"),
             max_model_len=self.max_model_len, gpu_memory_utilization=self.gpu_memory_utilization,
             eval_taskset=self.eval_taskset, eval_split=plain(self.eval_split, "eval_split"),
             scheduler=plain(self.scheduler, "scheduler"), warmup_steps=self.warmup_steps))

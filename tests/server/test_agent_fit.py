@@ -36,7 +36,7 @@ MODEL_SEES_MAX = 12_000
 # Arguments listed without a description: the shared ones the server's instructions explain once (each is named
 # there, tested below), and those whose name, type and default say it all.
 SELF_EVIDENT = {"per_task_offset", "per_task_limit", "power", "overwrite", "lora", "steps", "model", "nodes",
-                "max_model_len", "warmup_steps", "vllm", "gpus"}
+                "max_model_len", "warmup_steps", "vllm", "gpus", "trainer_gpus", "trainer_nodes"}
 EXPLAINED = {"rows", "rows_path", "teacher_rows", "teacher_rows_path", "student_rows", "student_rows_path",
              "before_rows", "before_rows_path", "after_rows", "after_rows_path", "random_selection_rows",
              "random_selection_rows_path", "random_reward_rows", "random_reward_rows_path", "fields",
