@@ -108,18 +108,3 @@ def test_cli_prints_a_verdict_and_json():
     skill = subprocess.run([*command(), "--print-skill"], capture_output=True, text=True, timeout=60, check=True)
     assert skill.stdout.startswith("---\nname: pick-a-method")
 
-
-def test_the_server_logs_through_the_command_lines_handler_not_the_sdks():
-    """MCPServer's constructor calls logging.basicConfig with a rich handler; the command line configures logging
-    first, so that call does nothing (server/wire.py relies on this instead of hiding rich). A rich handler here
-    would mean the SDK now configures logging itself: its log lines would change form on stderr."""
-    code = ("import logging, sys\n"
-            "logging.basicConfig(level=logging.INFO, stream=sys.stderr, format='%(levelname)s %(name)s: %(message)s')\n"
-            "before = list(logging.getLogger().handlers)\n"
-            "from pick_a_method.server.app import create_server\n"
-            "create_server()\n"
-            "assert logging.getLogger().handlers == before, logging.getLogger().handlers\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    source = (EXAMPLES.parent / "server" / "cli.py").read_text()
-    assert source.index("logging.basicConfig(") < source.index("create_server(options)")  # the order relied on
