@@ -33,7 +33,7 @@ from .arguments import served
 from .declare import Arguments
 from .explain import explain
 from .options import ServerOptions
-from .roots import allowed, local_or_hub
+from .roots import allowed, local_or_hub, placed
 from .schemas import field_map, row_dicts
 from .skill import skill_description, skill_text
 from .wire import PickServer
@@ -155,6 +155,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             extra["frozen"] = str(await run(confine, a.frozen, "frozen", await allowed(ctx, options)))
         verdict = await run(a.call, **rows, **extra)
         verdict.warnings.extend(notes)
+        step = getattr(verdict, "next_step", None)
+        if step is not None and isinstance(step.arguments.get("out"), str):  # a config file name: where it may go
+            step.arguments["out"] = placed(step.arguments["out"], await allowed(ctx, options, write=True))
         if not getattr(a, "picture", False):
             return verdict
         from .plot import picture_png  # matplotlib on first use: never at start-up

@@ -115,6 +115,20 @@ async def test_the_listing_is_lean_and_keeps_what_an_agent_needs():
         assert name in SKILL, name
 
 
+async def test_the_readme_quotes_the_listing_as_the_server_sends_it():
+    """README's Speed section gives the listing's size and what a model reads of it, in thousands (issue 30, item 10:
+    its figures had gone stale)."""
+    tools = await listed()
+    listing = len(json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]},
+                             separators=(",", ":")))
+    sees = sum(len(t.description or "") + len(json.dumps(t.input_schema, separators=(",", ":"))) for t in tools)
+    readme = " ".join((EXAMPLES.parent / "README.md").read_text().split())
+    said = re.search(r"`tools/list` reply is about (\d+)k characters \(descriptions and input schemas, what a model "
+                     r"reads: about (\d+)k", readme)
+    assert said, "README's Speed section no longer quotes the listing's size"
+    assert (int(said[1]), int(said[2])) == (round(listing / 1000), round(sees / 1000)), (listing, sees)
+
+
 async def test_a_misspelt_argument_is_refused_naming_the_closest():
     result = await call("route", {"rows": MIXED, "modle": MODEL})
     text = result.content[0].text

@@ -108,9 +108,15 @@ def test_errors_speak_in_flags(tmp_path):
     assert knob.returncode == 2 and "teacher" in knob.stderr and "validation error" not in knob.stderr
 
 
-def test_printed_verdicts_mark_cut_values_and_skip_an_empty_next():
+def test_printed_verdicts_cut_nothing_and_skip_an_empty_next():
+    from pick_a_method.methods.prime_rl import prime_rl_config
+
     printed = run(COMMANDS["prime-rl-config"]).stdout
-    assert "…" in printed  # version_notes is longer than a line holds
+    assert "…" not in printed  # issue 30: nothing is cut; each note is printed whole on its own line
+    for note in prime_rl_config("refunds-v1", "grpo", model=MODEL).notes:
+        assert f"    - {cli.cli_words(note, 'prime-rl-config')}" in printed.splitlines(), note
+    routed = run(COMMANDS["route"]).stdout
+    assert '"per_k"' not in routed and "(per_k: see --json)" in routed  # a program's table: named, left to --json
     assert "next: -" not in printed and "next: run `uv run rl @" in printed
     routed = run(COMMANDS["route"]).stdout
     assert "next: pick-a-method prime-rl-config " in routed and "next: -" not in routed  # the command, in flags
