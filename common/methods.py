@@ -27,6 +27,7 @@ class MethodInfo:
     rule: bool = True  # an update rule in methods/ (SFT and DPO are the trainers' own, with no rule here)
     grouped: bool = False  # its advantage is group-relative: it needs several rollouts a prompt
     teacher: bool = False  # it needs a teacher model that shares the student's tokenizer
+    distill: bool = False  # its loss is a divergence to a teacher's log-probs (OPD: another model's; OPSD: its own)
     wraps: tuple[str, ...] = ()  # Async: the methods it may wrap
 
     def __str__(self) -> str:
@@ -38,9 +39,9 @@ GRPO = MethodInfo("grpo", "GRPO", "DeepSeekMath arXiv:2402.03300; Dr. GRPO arXiv
 MAX_RL = MethodInfo("max_rl", "MaxRL", "arXiv:2602.02710", (PRIME_RL,), grouped=True)
 RAE = MethodInfo("rae", "rae", "SPIRAL arXiv:2506.24119 (prime-rl's RAEAlgoConfig)", (PRIME_RL,), ("spiral",))
 OPD = MethodInfo("opd", "OPD", "GKD arXiv:2306.13649; Qwen3 arXiv:2505.09388", (PRIME_RL, TRL, VERL),
-                 ("onpolicydistillation",), teacher=True)
+                 ("onpolicydistillation",), teacher=True, distill=True)
 OPSD = MethodInfo("opsd", "OPSD", "SDFT arXiv:2601.19897; SDPO arXiv:2601.20802", (PRIME_RL,),
-                  ("selfdistillation", "onpolicyselfdistillation"))
+                  ("selfdistillation", "onpolicyselfdistillation"), distill=True)
 ASYNC = MethodInfo("async", "Async", "ScaleRL arXiv:2510.13786; AReaL arXiv:2505.24298", (PRIME_RL, TRL, VERL),
                    wraps=("grpo", "max_rl", "rae", "opd", "opsd"))
 FLASH_REINFORCE = MethodInfo("flash_reinforce", "FlashReinforce",

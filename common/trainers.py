@@ -23,6 +23,7 @@ LORA = True
 @dataclass(frozen=True)
 class Trainer:
     name: str
+    label: str  # as its project writes its name
     tool: str  # the MCP tool that writes its config (the command line's subcommand is the same, with dashes)
     data: tuple[str, ...]  # the writer's arguments that name the training data, for an RL method
     supervised_data: tuple[str, ...]  # ... for SFT and DPO (only TRL trains them)
@@ -44,13 +45,13 @@ class Trainer:
 TRAINERS: dict[str, Trainer] = {t.name: t for t in (
     # prime-rl: inference and trainer on separate devices, so 2 at least (INTELLECT-2, arXiv:2505.07291); ipo is its
     # only off-policy loss (prime-rl.md: [trainer.loss] type default | ipo | custom).
-    Trainer(PRIME_RL, "prime_rl_config", ("taskset",), (), ("ipo",), 2, ".toml", ("primerl", "prime")),
+    Trainer(PRIME_RL, "prime-rl", "prime_rl_config", ("taskset",), (), ("ipo",), 2, ".toml", ("primerl", "prime")),
     # TRL: `trl <command>` runs one process unless accelerate is told more; its importance-sampling modes are
     # token_truncate (tis) and token_mask (icepop), GRPOConfig.vllm_importance_sampling_mode, TRL v1.16.0.
-    Trainer(TRL, "trl_config", ("dataset", "reward_funcs"), ("dataset",), ("tis", "icepop"), 1, ".yaml"),
+    Trainer(TRL, "TRL", "trl_config", ("dataset", "reward_funcs"), ("dataset",), ("tis", "icepop"), 1, ".yaml"),
     # verl: trainer.n_gpus_per_node defaults to 8 (verl/trainer/config/ppo_trainer.yaml, v0.9.1); its rollout
     # correction is token-level truncated or masked importance sampling (algorithm.rollout_correction).
-    Trainer(VERL, "verl_config", ("train_files", "val_files", "reward_function"), (), ("tis", "icepop"), 8, ".yaml"),
+    Trainer(VERL, "verl", "verl_config", ("train_files", "val_files", "reward_function"), (), ("tis", "icepop"), 8, ".yaml"),
 )}
 
 

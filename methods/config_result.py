@@ -17,7 +17,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pick_a_method.common.methods import method_info
+from pick_a_method.common.next_step import is_placeholder, placeholder  # noqa: F401 - the writers' placeholders
 from pick_a_method.common.write import show  # one way to cut a value short in every writer's errors
+from pick_a_method.methods.plans import TrainerMethod
 from pick_a_method.common.next_step import NextStep
 
 
@@ -65,6 +68,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    whole_groups_per_process: bool = False  # the method's reward shaping needs each process's slice in whole groups
 
     def prefixed(self, prefix: str) -> None:
         """Rename the knobs of a wrapped method (Async's inner) to ``method.<knob>``."""
@@ -77,21 +81,22 @@ class Plan:
 # ------------------------------------------------------------------------------------------------
 
 
-def placeholder(text: str) -> str:
-    return f"<{text}>"
+# The largest whole number a config may hold: TOML integers are 64-bit signed (toml.io v1.0.0, "Integer"), and the
+# trainers read YAML numbers into 64-bit fields too.
+INT_MAX = 2**63 - 1
 
 
-def is_placeholder(text: str) -> bool:
-    return text.startswith("<") and text.endswith(">")
-
-
-def as_int(name: str, value: Any, lo: int, fix: str, hi: int = 2**63 - 1) -> int:
+def as_int(name: str, value: Any, lo: int, fix: str, hi: int = INT_MAX) -> int:
+    # int first: float() of an int past 1.8e308 raises OverflowError
     ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
     if not ok:
         raise ValueError(f"{name} must be a whole number >= {lo}; got {show(value)}. {fix}")
     value = int(value)
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}]; got {show(value)}. {fix}")
+    if value < lo:
+        raise ValueError(f"{name} must be >= {lo}; got {show(value)}. {fix}")
+    if value > hi:
+        most = "2**63 - 1 (TOML integers are 64-bit)" if hi == INT_MAX else str(hi)
+        raise ValueError(f"{name} must be at most {most}; got {show(value)}. {fix}")
     return value
 
 
@@ -115,12 +120,9 @@ def check_text(name: str, value: Any, example: str, *, required: bool = True) ->
     return value
 
 
-def resolve_method(method: Any, knobs: Mapping[str, Any] | None, *, extra: Sequence[str] = ()) -> Any:
-    """A method object from an object, a name plus knobs, or {"name": ..., **knobs}.
-
-    ``extra`` names trainer-level methods that have no method object (TRL's sft and dpo); those come back as
-    ``(name, knobs)``.
-    """
+def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
+    """A method object from an object, any spelling of its name plus knobs, or {"name": ..., **knobs}; a method with
+    no update rule here (SFT, DPO: the trainer's own) comes back as a ``TrainerMethod`` with its knobs."""
     from pick_a_method.methods.objects import Method, make_method  # lazy: methods/__init__ imports a lot
 
     if knobs is not None and not isinstance(knobs, Mapping):
@@ -133,15 +135,15 @@ def resolve_method(method: Any, knobs: Mapping[str, Any] | None, *, extra: Seque
                 f"(got {type(method).__name__} and knobs {knobs!r})"
             )
         return method
-    if isinstance(method, Mapping):
+    if isinstance(method, Mapping):  # {"name": <a method>, **knobs}, as JSON clients may send it
         spec = dict(method)
         name = spec.pop("name", None)
-        return resolve_method(name, {**spec, **knobs}, extra=extra)
+        return resolve_method(name, {**spec, **knobs})
     if not isinstance(method, str) or not method.strip():
         raise ValueError(f"method must be a method name (e.g. grpo, opd, async) or a method object; got {show(method)}")
-    folded = method.strip().lower().replace("-", "_").replace(" ", "_")
-    if folded in extra:
-        return folded, knobs
+    info, _ = method_info(method.strip())
+    if not info.rule:
+        return TrainerMethod(info, knobs)
     return make_method(method.strip(), **knobs)
 
 
@@ -290,19 +292,3 @@ def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
 
 def _bare_key(key: str) -> bool:
     return bool(key) and (key[0].isalpha() or key[0] == "_") and all(c.isalnum() or c in "_-." for c in key)
-
-
-def set_dotted(node: dict[str, Any], key: str, value: Any) -> None:
-    """Set (None: delete) a dotted key in a nested dict, creating tables on the way."""
-    parts = key.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            if value is None:
-                return
-            child = node[part] = {}
-        node = child
-    if value is None:
-        node.pop(parts[-1], None)
-    else:
-        node[parts[-1]] = value

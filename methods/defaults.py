@@ -357,12 +357,7 @@ PREVIEW_OFF_POLICY_SHARE = 0.25
 # methods/prime_rl/constants.py)
 # --------------------------------------------------------------------------------------------
 
-# Inference and trainer on separate devices (INTELLECT-2, arXiv:2505.07291).
-PRIME_RL_GPUS = 2
-
-# 100 steps: SDFT and Zhao et al.; 64 prompts per step: Li et al. and Kaur et al.
-PRIME_RL_STEPS = 100
-PRIME_RL_BATCH = 64
+# The steps, batch and LoRA default every writer shares, and each trainer's GPUs: common/trainers.py.
 
 # `seq_len` is the packed sample length and longer samples are cut (prime-rl.md section 2,
 # [orchestrator] seq_len), so it must hold a prompt plus the completion cap: the writer sets

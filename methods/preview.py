@@ -10,7 +10,6 @@ torch is imported only when ``preview_update`` is called.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -20,9 +19,13 @@ from pydantic import BaseModel, Field
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.common.paths import expand_user_path
+from pick_a_method.common import jsonl
+from pick_a_method.common.config_call import config_call
+from pick_a_method.common.methods import ASYNC, FLASH_REINFORCE, METHODS, OPD, PRIME_RL, SAO, method_info
+from pick_a_method.common.trainers import TRAINERS
 from pick_a_method.common.next_step import NextStep
 
-__all__ = ["preview_update", "read_trajectories", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
+__all__ = ["preview_update", "read_trajectory_file", "UpdatePreview", "PreviewRow", "NextStep", "MAX_TRAJECTORIES", "MAX_ROWS"]
 
 MAX_TRAJECTORIES = 4096  # trajectories read by default; more are dropped with a warning
 MAX_ROWS = 50  # per-trajectory rows returned; the rest are counted in rows_omitted
@@ -69,8 +72,25 @@ class UpdatePreview(BaseModel):
 # ------------------------------------------------------------------------------------------------
 
 
-def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES,
-                      max_bytes: int | None = None) -> tuple[list[dict[str, Any]], int]:
+PREVIEW_TEACHER = "preview-teacher"  # a stand-in name: the batch carries the teacher's log-probs
+
+
+def _stand_in_teacher(info: Any, knobs: dict[str, Any]) -> bool:
+    """OPD is built with a teacher's name; a preview reads only the batch's teacher_logprobs, so a stand-in name does
+    (also for OPD inside Async). Returns whether one was put in."""
+    if info is OPD and "teacher" not in knobs:
+        knobs["teacher"] = PREVIEW_TEACHER
+        return True
+    inner = knobs.get("method")
+    spec = dict(inner) if isinstance(inner, Mapping) else {"name": inner}
+    if info is ASYNC and isinstance(spec["name"], str) and method_info(spec["name"])[0] is OPD and "teacher" not in spec:
+        knobs["method"] = {**spec, "teacher": PREVIEW_TEACHER}
+        return True
+    return False
+
+
+def read_trajectory_file(path: str, max_trajectories: int = MAX_TRAJECTORIES,
+                         max_bytes: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """(trajectories, how many more the file held): JSONL (one object a line) or a JSON array.
 
     A line that is not a JSON object, or not UTF-8, is refused with its line number; a file over
@@ -89,46 +109,27 @@ def read_trajectories(path: str, max_trajectories: int = MAX_TRAJECTORIES,
     if max_bytes is not None and size > max_bytes:
         raise ValueError(f"{path!s} is {size:,} bytes, over the cap of {max_bytes:,}; raise it with --max-bytes (or "
                          f"PICK_A_METHOD_MAX_BYTES), or pass fewer trajectories")
-    with open(path, "rb") as fh:
-        head = fh.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
-        fh.seek(0)
-        if head[:1] == b"[":
-            return _trajectory_array(fh.read(), str(path), max_trajectories)
-        out: list[dict[str, Any]] = []
-        extra = 0
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            if len(out) >= max_trajectories:
-                extra += 1
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"{path!s} line {lineno}: not UTF-8 ({exc.reason}); save the file as UTF-8") from None
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path!s} line {lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, Mapping):
-                raise ValueError(f"{path!s} line {lineno}: expected a JSON object (one trajectory), got {type(obj).__name__}")
-            out.append(dict(obj))
+    out: list[dict[str, Any]] = []
+    extra = 0
+    try:
+        with open(path, "rb") as fh:
+            if jsonl.is_array(fh.read(64)):
+                fh.seek(0)
+                found = [obj for _, obj in jsonl.array_objects(fh.read())]
+                out, extra = found[:max_trajectories], max(0, len(found) - max_trajectories)
+            else:
+                fh.seek(0)
+                for _, obj in jsonl.objects(fh):
+                    if len(out) < max_trajectories:
+                        out.append(obj)
+                    else:
+                        extra += 1
+    except jsonl.JSONLineError as e:
+        where = f"{path!s} line {e.line}" if "array" not in e.reason else str(path)
+        raise ValueError(f"{where}: {e.reason.replace('a JSON object', 'a JSON object (one trajectory)', 1)}") from None
     if not out:
         raise ValueError(f"{path!s} holds no trajectories")
     return out, extra
-
-
-def _trajectory_array(data: bytes, path: str, max_trajectories: int) -> tuple[list[dict[str, Any]], int]:
-    try:
-        items = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(items, list) or not all(isinstance(x, Mapping) for x in items):
-        bad = next((i for i, x in enumerate(items) if not isinstance(x, Mapping)), 0) if isinstance(items, list) else 0
-        raise ValueError(f"{path}: element {bad} of the array is not a JSON object")
-    if not items:
-        raise ValueError(f"{path} holds no trajectories")
-    return [dict(x) for x in items[:max_trajectories]], max(0, len(items) - max_trajectories)
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -172,7 +173,7 @@ def preview_update(
     if (trajectories is None) == (path is None):
         raise ValueError("give the batch either inline (trajectories) or as a JSONL file (path), not both and not neither")
     if path is not None:
-        trajs, extra = read_trajectories(path, max_trajectories, max_bytes)
+        trajs, extra = read_trajectory_file(path, max_trajectories, max_bytes)
     else:
         if isinstance(trajectories, (str, bytes, Mapping)) or not isinstance(trajectories, Sequence):
             raise ValueError("trajectories must be a list of objects, one per trajectory")
@@ -184,27 +185,19 @@ def preview_update(
     if isinstance(method, Method):
         obj = make_method(method, **knobs)
     else:
-        if not isinstance(method, str):
-            raise ValueError(f"method must be a method name such as 'FlashReinforce' or 'grpo'; got {method!r}")
-        folded = method.lower().replace("_", "").replace(" ", "")
-        no_teacher = "no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed."
-        if folded in ("opd", "onpolicydistillation") and "teacher" not in knobs:
-            knobs["teacher"] = "preview-teacher"
-            warnings.append(no_teacher)
-        inner = knobs.get("method")
-        if folded.startswith("async") and isinstance(inner, str) and inner.lower() == "opd":
-            knobs["method"] = {"name": "opd", "teacher": "preview-teacher"}
-            warnings.append(no_teacher)
-        elif folded.startswith("async") and isinstance(inner, Mapping) and str(inner.get("name", "")).lower() == "opd":
-            if "teacher" not in inner:
-                knobs["method"] = {**inner, "teacher": "preview-teacher"}
-                warnings.append(no_teacher)
-        obj = make_method(method, **knobs)
+        info, inner = method_info(method)
+        if not info.rule:  # a trainer's own method (SFT, DPO): nothing here to preview
+            raise ValueError(f"unknown method {method!r} for an update rule: {info.label} has none here; preview "
+                             f"one of {', '.join(m.name for m in METHODS.values() if m.rule)}")
+        if inner is not None:  # "async opd": Async with the inner method as its knob
+            knobs.setdefault("method", inner.name)
+        if _stand_in_teacher(info, knobs):
+            warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
+        obj = make_method(info.name, **knobs)
 
     batch = Batch.from_trajectories(trajs, dtype=torch.float64)
     kwargs: dict[str, Any] = {"distributed": False}
-    inner_name = getattr(getattr(obj, "inner", None), "name", None)
-    if obj.name == "rae" or inner_name == "rae":
+    if obj.stateful:
         kwargs["commit"] = False
     upd = obj.update(batch, **kwargs)
 
@@ -304,16 +297,13 @@ def _judge(
     B: int,
     on_policy: bool,
 ) -> tuple[str, str, NextStep]:
-    name = obj.name
     label = type(obj).__name__
     moved = bool((upd.coefficients != 0).any())
     share = n_adm / B
     drift_text = "" if drift is None else f"; mean drift {drift['mean']:.3g} (max {drift['max']:.3g})"
 
     # how much of the batch this rule threw away for staleness
-    lost = 1.0 - share
-    if name in ("sao", "bpco", "async"):  # band-masked, clipped, or correction-masked tokens: one stats name
-        lost = max(lost, stats.get("masked_token_share", 0.0))
+    lost = max(1.0 - share, stats.get("masked_token_share", 0.0))  # SAO, BPCO, Async also mask tokens
 
     if n_adm == 0:
         step = _stale_step(obj, drift)
@@ -322,7 +312,7 @@ def _judge(
             f"{label} would admit none of the {B} trajectories{drift_text}: this batch moves nothing.",
             step,
         )
-    if not on_policy and lost >= D.PREVIEW_STALE_SHARE and name in ("flash_reinforce", "sao", "bpco", "async"):
+    if not on_policy and lost >= D.PREVIEW_STALE_SHARE and obj.off_policy_guard:
         step = _stale_step(obj, drift)
         return (
             "too_stale",
@@ -332,7 +322,7 @@ def _judge(
         )
     if (
         not on_policy
-        and name in ("grpo", "max_rl", "rae", "opd", "opsd")
+        and obj.name in ASYNC.wraps  # no importance correction of its own, and Async can add one
         and drift is not None
         and drift["share_over_trust"] >= D.PREVIEW_OFF_POLICY_SHARE
     ):
@@ -342,7 +332,7 @@ def _judge(
             "correction on its own.",
             NextStep(
                 tool="preview_update",
-                arguments={"method": "Async", "knobs": {"method": name, "correction": "icepop"}},
+                arguments={"method": ASYNC.label, "knobs": {"method": obj.name, "correction": "icepop"}},
                 why=f"wrap {label} in Async so stale tokens are reweighted or masked, and preview that instead.",
             ),
         )
@@ -357,14 +347,10 @@ def _judge(
                 why="check the pass-rate band of these tasks: train on tasks the model passes 20-80% of the time.",
             ),
         )
-    if name in ("grpo", "max_rl", "rae", "opd", "opsd") or (name == "async" and obj.inner.name in ("grpo", "max_rl", "rae", "opd", "opsd")):
-        method_arg = name if name != "async" else {"name": "async", **obj.knobs()}
-        step = NextStep(
-            tool="prime_rl_config",
-            arguments={"method": method_arg},
-            needs=["taskset", "model"],
-            why=f"{label} runs in prime-rl: write its config.",
-        )
+    prime_rl = TRAINERS[PRIME_RL]
+    if prime_rl.name in obj.info.trainers and prime_rl.name in getattr(obj, "inner", obj).info.trainers:
+        step = config_call(prime_rl, obj.name, taskset=None, model=None, knobs=obj.knobs() if obj.info is ASYNC else None,
+                           why=f"{label} runs in prime-rl: write its config.")
     else:
         step = NextStep(
             tool=None,
@@ -378,26 +364,38 @@ def _judge(
     )
 
 
+def _looser_trust(obj: Any, drift: dict[str, float] | None) -> NextStep | None:
+    median = drift["median"] if drift is not None else 0.0
+    if not (median > 0 and math.isfinite(median)):
+        return None
+    trust = float(f"{median * 1.5:.2g}")
+    return NextStep(
+        tool="preview_update",
+        arguments={"method": FLASH_REINFORCE.label, "knobs": {"trust": trust}},
+        why=(
+            f"resample with a smaller policy lag, or see what trust={trust:g} (1.5 times the batch's median drift) "
+            "would admit; a trust far above the paper's 1e-3..1e-2 trades bias for data."
+        ),
+    )
+
+
+def _wider_band(obj: Any, drift: dict[str, float] | None) -> NextStep:
+    return NextStep(
+        tool="preview_update",
+        arguments={"method": SAO.label, "knobs": {"ratio": list(D.SAO_RATIO_CODING)}},
+        why="resample with a smaller policy lag, or preview the wider coding band (0.2, 4.0).",
+    )
+
+
+# What to preview next when a method's guard throws most of a batch away: a looser setting of that guard.
+_LOOSER = {FLASH_REINFORCE: _looser_trust, SAO: _wider_band}
+
+
 def _stale_step(obj: Any, drift: dict[str, float] | None) -> NextStep:
-    name = obj.name
-    if name == "flash_reinforce" and drift is not None:
-        median = drift["median"]
-        if median > 0 and math.isfinite(median):
-            trust = float(f"{median * 1.5:.2g}")
-            return NextStep(
-                tool="preview_update",
-                arguments={"method": "FlashReinforce", "knobs": {"trust": trust}},
-                why=(
-                    f"resample with a smaller policy lag, or see what trust={trust:g} (1.5 times the batch's median drift) "
-                    "would admit; a trust far above the paper's 1e-3..1e-2 trades bias for data."
-                ),
-            )
-    if name == "sao":
-        return NextStep(
-            tool="preview_update",
-            arguments={"method": "SAO", "knobs": {"ratio": list(D.SAO_RATIO_CODING)}},
-            why="resample with a smaller policy lag, or preview the wider coding band (0.2, 4.0).",
-        )
+    looser = _LOOSER.get(obj.info)
+    step = looser(obj, drift) if looser else None
+    if step is not None:
+        return step
     return NextStep(
         tool=None,
         arguments={},

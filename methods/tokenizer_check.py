@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pick_a_method.common.methods import OPD
 from pick_a_method.common.next_step import NextStep
 
 __all__ = ["TokenizerCheck", "check_tokenizers"]
@@ -169,7 +170,7 @@ def check_tokenizers(teacher: Any, student: Any) -> TokenizerCheck:
             f"Same tokenizer: both map all {t_size} tokens to the same ids, so {teacher} can score {student}'s "
             "tokens for OPD."
         )
-        next_step = NextStep(tool="prime_rl_config", arguments={"method": "opd", "tokenizers_match": True},
+        next_step = NextStep(tool="prime_rl_config", arguments={"method": OPD.name, "tokenizers_match": True},
                              needs=["taskset", "model", "knobs.teacher"],
                              why="Pass this result (or tokenizers_match=True) to prime_rl_config when you write the "
                                  "OPD config.")

@@ -6,6 +6,10 @@ passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher) reads t
 `router.py` asks them in the skill's order and stops at the first that decides. A new question is a function of
 the table in questions.py, asked from router.py; a new input format is a reader module in readers/.
 
+After the GPU: `frozen.py` draws and writes the held-out manifest (`freeze`), and `after_judge.py` (`after`) reads
+each arm once, pairs them on the shared (or frozen) tasks with after_stats.py's numbers, and applies
+after_rules.py's verdict; after_text.py says it, after_verdicts.py holds the models.
+
 Imported lazily (PEP 562): ``import pick_a_method.routing`` loads nothing else, and each name below loads its
 module on first use, so the command line's ``--help`` and the server's ``tools/list`` don't pay for numpy and
 pyarrow. ``routing.<submodule>`` (``routing.defaults``, ``routing.rows``, ...) loads that submodule.
@@ -26,6 +30,9 @@ _EXPORTS = {
     "model_params_b": "pick_a_method.common.identity", "route": "router",
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
+    "after": "after_judge", "freeze": "frozen", "read_frozen": "frozen", "Frozen": "frozen",
+    **dict.fromkeys(("After", "Arm", "ControlComparison", "CutOffs", "Difference", "Flips", "FrozenCheck", "Guard",
+                     "Sizing"), "after_verdicts"),
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
                      "TeacherClears", "TraceStep", "TruncatedPasses", "Verdict"), "verdicts"),
 }
@@ -34,11 +41,15 @@ __all__ = [
     "InputError", "GradedRows", "Table", "table_of", "read_rows", "as_rows", "truncated_passes", "rollouts_per_task",
     "pass_at", "band", "on_policy", "teacher_clears", "holdout_size", "route", "model_params_b", "Verdict",
     "NextStep", "TruncatedPasses", "RolloutsPerTask", "PassAt", "Band", "OnPolicy", "TeacherClears", "HoldoutSize",
-    "TraceStep", "Route",
+    "TraceStep", "Route", "after", "freeze", "read_frozen", "After", "Frozen", "Arm", "ControlComparison", "CutOffs",
+    "Difference", "Flips", "FrozenCheck", "Guard", "Sizing",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from .after_judge import after
+    from .after_verdicts import After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard, Sizing
     from .compare import on_policy, teacher_clears
+    from .frozen import Frozen, freeze, read_frozen
     from pick_a_method.common.errors import InputError
     from .holdout import holdout_size
     from .questions import band, pass_at, rollouts_per_task, truncated_passes

@@ -1,5 +1,5 @@
-"""What route says beside its verdict: the trainer's config tool, the other samplers in a file, and the checks
-to run before the GPU (step 7), each from what the rows measured."""
+"""What route says beside its verdict: the other samplers in a file as teachers, and the checks to run before the
+GPU (step 7), each from what the rows measured."""
 
 from __future__ import annotations
 
@@ -11,53 +11,9 @@ from .compare import teacher_clears
 from .holdout import holdout_size
 from .rows import GradedRows, display_name
 from .table import Table
-from .verdicts import NextStep, TeacherClears
+from .verdicts import TeacherClears
 
 _QWEN_BASE = re.compile(r"qwen[-_]?(2\.5|3)", re.IGNORECASE)
-PLACEHOLDER_TASKSET = "<prime-rl taskset id>"
-TRAINERS = {"prime-rl": "prime_rl_config", "trl": "trl_config", "verl": "verl_config"}
-
-
-def config_tool(trainer: str) -> str:
-    from pick_a_method.common.errors import InputError
-
-    key = trainer.strip().lower().replace("_", "-")
-    key = {"primerl": "prime-rl", "prime": "prime-rl"}.get(key, key)
-    if key not in TRAINERS:
-        raise InputError(f"trainer is {trainer!r}; give one of {', '.join(TRAINERS)}", field="trainer")
-    return TRAINERS[key]
-
-
-# What each trainer's writer reads the training data from (prime-rl: a taskset id; TRL: a dataset and reward
-# functions; verl: parquet files and a reward function). The writers list the missing ones in their own `needs`.
-DATA_NEEDS = {"prime_rl_config": ["taskset"], "trl_config": ["dataset", "reward_funcs"],
-              "verl_config": ["train_files", "reward_function"]}
-# Supervised methods: TRL's SFTTrainer and DPOTrainer train them from a dataset, no reward function. prime-rl's `rl`
-# and verl's RL trainer do not (prime-rl's writer and verl's refuse them and name trl_config).
-SUPERVISED = {"sft": "SFT", "dpo": "DPO"}
-
-
-def config_step(tool: str, method: str, *, taskset: str | None, model: str | None,
-                knobs: dict[str, Any] | None = None, why: str, needs: list[str] | None = None,
-                batch: int | None = None) -> NextStep:
-    """A call to the trainer's config tool (prime_rl_config, trl_config or verl_config): the same arguments,
-    with the trainer's own data argument (a prime-rl taskset id means nothing to TRL or verl)."""
-    needs = list(needs or [])
-    args: dict[str, Any] = {"method": method}
-    if tool == "prime_rl_config":
-        args = {"taskset": taskset or PLACEHOLDER_TASKSET, **args}
-        if taskset is None:
-            needs.append("taskset")
-    else:
-        needs += ["dataset"] if method in SUPERVISED else DATA_NEEDS[tool]
-    args["model"] = model or "<the model you will train>"
-    if model is None:
-        needs.append("model")
-    if knobs:
-        args["knobs"] = knobs
-    if batch:  # rollouts per step (issue 15), the same argument for every trainer's writer
-        args["batch"] = batch
-    return NextStep(tool=tool, arguments=args, needs=needs, why=why)
 
 
 def score_others(others: dict[str, GradedRows], student: GradedRows, effect: float, pass_threshold: float,

@@ -12,7 +12,11 @@ from typing import Any
 import numpy as np
 
 from . import defaults as D
-from .advice import SUPERVISED, before_gpu, config_step, config_tool
+from pick_a_method.common import methods as M
+from pick_a_method.common.trainers import trainer_info
+
+from .advice import before_gpu
+from pick_a_method.common.config_call import config_call
 from .compare import on_policy, sampler_kinds
 from .cost import check_gpus
 from .forecast import confidence_fields, signal, table_moments
@@ -21,10 +25,6 @@ from .readers import as_rows
 from .rows import GradedRows, RowsLike
 from .table import Table, table_of
 from .verdicts import NextStep, OnPolicy, Route, TraceStep
-
-
-# Methods only prime-rl's writer has (TRL 1.16 and verl 0.9.1 refuse them, saying so), and what they lack.
-PRIME_RL_ONLY = {"rae": "single-rollout trainer (rae's EMA baseline)", "opsd": "self-distillation (OPSD)"}
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Asked:
     @classmethod
     def start(cls, rows: RowsLike, teacher_rows: RowsLike | None, o: Options,
               fields: Mapping[str, str] | None) -> Asked:
-        config_tool(o.trainer)  # a bad trainer or GPU count is refused before anything is read
+        trainer_info(o.trainer)  # a bad trainer or GPU count is refused before anything is read
         check_gpus(o.gpus, o.throughput)
         all_rows = as_rows(rows, fields=fields)
         t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
@@ -105,21 +105,8 @@ class Asked:
         self.warnings += [w for w in lines if w not in self.warnings]
 
     def config(self, method: str, **kwargs: Any) -> NextStep:
-        """The next step that writes the trainer's config for `method`, in what that trainer's writer takes: TRL and
-        verl have no ipo correction (their own default, tis, instead) and no rae or self-distillation (prime-rl's
-        writer is named for those, and says why)."""
-        tool = config_tool(self.o.trainer)
-        if method in SUPERVISED and tool != "trl_config":
-            kwargs["why"] = f"{self.o.trainer}'s RL config has no {SUPERVISED[method]}: TRL writes it. {kwargs['why']}"
-            tool = "trl_config"
-        if tool != "prime_rl_config" and method in PRIME_RL_ONLY:
-            kwargs["why"] = f"{self.o.trainer} has no {PRIME_RL_ONLY[method]}: prime-rl has. {kwargs['why']}"
-            tool = "prime_rl_config"
-        knobs = kwargs.get("knobs")
-        if tool != "prime_rl_config" and knobs and knobs.get("correction") == "ipo":
-            kwargs["knobs"] = {**knobs, "correction": "tis"}
-            kwargs["why"] += f" ({self.o.trainer} has no ipo; tis, its own default, truncates the importance ratio.)"
-        return config_step(tool, method, taskset=self.o.taskset, model=self.o.model, **kwargs)
+        """The next step that writes the trainer's config for `method` (routing/config_call.py)."""
+        return config_call(trainer_info(self.o.trainer), method, taskset=self.o.taskset, model=self.o.model, **kwargs)
 
     @functools.cached_property
     def on_policy(self) -> OnPolicy:
@@ -132,7 +119,7 @@ class Asked:
     @property
     def tail(self) -> str:
         """Where the questions the rates do not decide lead (question 4's answer is not a rate: a resample holds it)."""
-        return ("dpo" if self.pairs else "sft") if self.on_policy.kind == "other_model" else "grpo"
+        return (M.DPO if self.pairs else M.SFT).name if self.on_policy.kind == "other_model" else M.GRPO.name
 
     def how_sure(self, teacher: tuple | None = None) -> None:
         """Re-decide the data-driven questions on resamples of the trained model's groups (issue 15)."""

@@ -6,9 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from . import defaults as D
+from pick_a_method.common import methods as M
 from pick_a_method.common.errors import InputError
 from pick_a_method.common.identity import relation
+from pick_a_method.common.next_step import placeholder
+from pick_a_method.common.trainers import TRAINERS
+
+from . import defaults as D
+from pick_a_method.common.config_call import config_call
 from .questions import pass_at, rows_arguments
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
@@ -90,10 +95,9 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
         return OnPolicy(verdict="no", kind="older_checkpoint", warnings=warnings,
                         summary=(f"Rows come from older copies of {model} ({', '.join(stale[:3])}): an async "
                                  f"sampler. Wrap the method in Async with a per-token correction (ipo)."),
-                        next_step=NextStep(tool="prime_rl_config",
-                                           arguments={"method": "async", "model": model,
-                                                      "knobs": {"method": "grpo", "correction": "ipo"}},
-                                           needs=["taskset"], why="An Async config bounds staleness and corrects it."),
+                        next_step=config_call(TRAINERS[M.PRIME_RL], M.ASYNC.name, taskset=None, model=model,
+                                              knobs={"method": M.GRPO.name, "correction": "ipo"},
+                                              why="An Async config bounds staleness and corrects it."),
                         **common)
     if share_named < 1.0:
         return OnPolicy(verdict="unknown", kind="unnamed", warnings=warnings,
@@ -117,7 +121,7 @@ def dominant_model(rows: GradedRows) -> str | None:
     return rows.model_names[int(np.bincount(named).argmax())]
 
 
-def _median_budget(rows: GradedRows) -> float | None:
+def median_budget(rows: GradedRows) -> float | None:
     stated = rows.max_tokens[~np.isnan(rows.max_tokens)]
     return float(np.median(stated)) if len(stated) else None
 
@@ -187,7 +191,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     if not paired_ok and (t.ci95 is None or s.ci95 is None):
         return undecided(f"Undecided: an interval needs {D.MIN_CI_TASKS}+ tasks on each side (teacher "
                          f"{t.n_tasks}, student {s.n_tasks}).", score_more)
-    tb, sb = _median_budget(t_rows), _median_budget(s_rows)
+    tb, sb = median_budget(t_rows), median_budget(s_rows)
     if tb is not None and sb is not None and tb > sb:
         return undecided(f"Undecided: the teacher was scored with max_tokens {tb:g}, the student with {sb:g}. Inside "
                          f"an OPD run the teacher is cut at the student's budget: score it at {sb:g} and ask again.",
@@ -223,14 +227,12 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
                             "know, pass tokenizers_match=True or tokenizers_match=False; prime_rl_config compares them "
                             "from the teacher and student names)")
         teacher, student = dominant_model(t_rows), dominant_model(s_rows)
-        args = {"method": "opd", **({"model": student} if student else {}),
-                "knobs": {"teacher": teacher or "<teacher model>"}}
-        needs = ["taskset"] + ([] if student else ["model"]) + ([] if teacher else ["knobs.teacher"])
+        step = config_call(TRAINERS[M.PRIME_RL], M.OPD.name, taskset=None, model=student,
+                           knobs={"teacher": teacher or placeholder("teacher")},
+                           needs=([] if teacher else ["knobs.teacher"]) + ["knobs.base_url (the teacher's vLLM server)"],
+                           why="Distill from this teacher (OPD).")
         return TeacherClears(verdict="clears", clears=True, gap=gap, apart=apart, warnings=warnings,
-                             summary=f"The teacher clears: {text}. {how}",
-                             next_step=NextStep(tool="prime_rl_config", arguments=args,
-                                                needs=needs + ["knobs.base_url (the teacher's vLLM server)"],
-                                                why="Distill from this teacher (OPD)."), **common)
+                             summary=f"The teacher clears: {text}. {how}", next_step=step, **common)
     student = dominant_model(s_rows)
     back, needs = rows_arguments(s_rows)
     return TeacherClears(verdict="does_not_clear", clears=False, gap=gap, apart=apart, warnings=warnings,

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import defaults as D
+from pick_a_method.common import methods as M
 from pick_a_method.common.errors import InputError
+
+from . import defaults as D
 from .stats import score_intervals
 
 _MAX_CELLS = 1 << 23  # draws x distinct pairs held at once
@@ -75,7 +77,7 @@ def _arm_intervals(picks, c, n, level):
     return mean, lo, hi
 
 
-def route_labels(passes, rollouts, *, tail: str = "grpo", teacher: tuple | None = None, signal=None,
+def route_labels(passes, rollouts, *, tail: str = M.GRPO.name, teacher: tuple | None = None, signal=None,
                  effect: float = D.PROVE_EFFECT, draws: int = D.CONFIDENCE_DRAWS,
                  seed: int = D.BOOTSTRAP_SEED, level: float = D.CI_LEVEL,
                  fresh: bool = D.CONFIDENCE_FRESH) -> list[str]:
@@ -91,14 +93,14 @@ def route_labels(passes, rollouts, *, tail: str = "grpo", teacher: tuple | None 
     passed = picks @ (c == n)
     split = picks @ (flag & (n >= 2))
     labels = np.full(draws, tail, dtype=object)
-    if tail in ("grpo", "async"):
-        labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+ReinforceAda"
+    if tail in (M.GRPO.name, M.ASYNC.name):
+        labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+{M.REINFORCE_ADA.label}"
     if teacher is not None:
         tc, tn, _, tw = _pairs(*teacher, "teacher")
         t_mean, t_lo, _ = _arm_intervals(_draw(tw, draws, rng, fresh), tc, tn, level)
         s_mean, _, s_hi = _arm_intervals(picks, c, n, level)
         clears = (t_mean - s_mean >= effect) & (t_lo > s_hi)
-        labels[clears] = "opd"
+        labels[clears] = M.OPD.name
     labels[passed == tasks] = "saturated"
     labels[fail == tasks] = "floor"
     labels[(single == tasks) | (single * 2 > tasks)] = "single_rollout"

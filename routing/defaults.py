@@ -50,10 +50,6 @@ MIN_SPLIT_TASKS = 32
 # 8 = RL_ROLLOUTS_PER_PROMPT, 16 = DIFFICULTY_BAND_ROLLOUTS; DAPO arXiv:2503.14476).
 PREDICT_SPLIT_AT = (4, 8, 16)
 
-# OPSD needs in-context learning of about 7B parameters or more; under it, SFT on a stronger model's
-# completions (seed section 3; Qwen3-0.6B OPSD vs GRPO -0.554 [-0.614, -0.495] in the whileai recipe).
-OPSD_MIN_PARAMS_B = 7.0
-
 # Held-out sizing (whileai defaults.py: BASE_PASS_RATE, ROLLOUTS_PER_TASK, POWER, ALPHA, CEILING_PASS_RATE,
 # MIN_HOLDOUT_TASKS; Miller 2024 section 5 for power and alpha; tau-bench for k = 4).
 HOLDOUT_BASE = 0.6
@@ -132,5 +128,43 @@ CONFIDENCE_SAY_BELOW = 0.9
 # two-eval agreement: bench/coverage_bench.py --confidence.
 CONFIDENCE_FRESH = True
 
-# Steps the route's cost estimate assumes: prime_rl_config's default (methods/defaults.py PRIME_RL_STEPS).
-COST_STEPS = 100
+
+# ---------------------------------------------------------------------------------------------------------
+# After the GPU (`after`): did the trained checkpoint improve on the frozen held-out tasks?
+#
+# Each comparison is the paired difference over the tasks every arm scored, with PAIRED_INTERVAL (the MOVER
+# interval: coverage 0.93-0.97 from 40 tasks, tests/routing/test_after_simulations.py), at CI_LEVEL.
+# Arms scored on fewer than this share of the tasks any of them scored are not comparable: a verdict over a
+# minority of the tasks is not a verdict over the eval (whileai stats.py UNPAIRED_MAJORITY_SHARE = 0.5, "the
+# meaning of 'most'").
+AFTER_MIN_SHARED = 0.5
+# Several guarded behaviours (a safety suite, a general suite beside the target): Holm's step-down across the
+# guards (Holm 1979, Scand. J. Stat. 6:65) keeps the chance of any false regression at 1 - CI_LEVEL; the primary
+# pair is declared in advance and tested at CI_LEVEL alone. `proven` asks every comparison to clear at once (an
+# intersection-union test, Berger 1982, Technometrics 24:295), so it needs no correction.
+GUARD_CORRECTION = "holm"
+# The random-reward control (Shao et al. 2025, arXiv:2506.10947: random rewards gave Qwen2.5-Math-7B +21.4 of
+# the +29.1 points on MATH-500; Wu et al. 2025, arXiv:2507.10532: the same model completes 54.6% of MATH-500
+# problems from 60% of their text): contamination when that arm gains over before, or gains at least as much as
+# the real arm. The random-selection control (Xia et al. 2024, arXiv:2410.09335: most data selectors do not beat
+# random selection): a selection problem when the real arm gains but does not beat a random selection of the
+# same size that gained as much or gained significantly. A control whose gain is only noise (its interval on 0,
+# its mean under the real arm's) leaves the verdict undecided, never a false alarm.
+CONTROLS = "random_reward (arXiv:2506.10947), random_selection (arXiv:2410.09335)"
+# A task flips when its majority outcome changes: pass rate under 1/2 before and over 1/2 after (fail -> pass), or
+# the reverse; at one rollout a task these are McNemar's discordant pairs (McNemar 1947, Psychometrika 12:153).
+FLIP_AT = 0.5
+# More replies cut at the token cap beside a gain reads as possible length hacking (Singhal et al. 2023,
+# arXiv:2310.03716: RLHF gains that length alone explains; DAPO arXiv:2503.14476 penalizes over-long samples):
+# named when the paired interval on the per-task cut-off share lies above 0.
+LENGTH_HACKING = "paired interval on per-task cut-off shares above 0, beside a positive gain"
+# What decides an undecided comparison: the held-out tasks (at the rows' k) that detect the registered effect
+# with HOLDOUT_POWER at HOLDOUT_ALPHA from the measured paired spread (holdout_size's formula, Miller 2024,
+# arXiv:2411.00640 section 5), or the rollouts per task on the tasks in hand, from Miller's split of the spread
+# into task and sampling parts (Var d = omega^2 + sigma^2 / k; Wang 2025, arXiv:2512.21326: sampling noise
+# usually dominates, so more samples a question buy power).
+AFTER_SIZING = "holdout_size from the measured paired sd; k from omega^2 + sigma^2 / k (Miller 2024 section 5)"
+# The freeze: a seeded random draw (numpy's default_rng, PCG64) of the held-out tasks, written as JSON.
+FREEZE_SEED = 0
+FREEZE_FORMAT = "pick-a-method/frozen-holdout"
+FREEZE_VERSION = 1

@@ -13,6 +13,8 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pick_a_method.common import dotted
+from pick_a_method.common.dotted import is_index  # noqa: F401 - the readers' list-index test
 from pick_a_method.common.errors import InputError
 
 # Native names, first present wins (a null counts as absent). The anchor SDK writes the sampler as
@@ -92,29 +94,13 @@ def reason_kind(word: str, cut: frozenset[str]) -> bool | None | str:
     return word
 
 
-def is_index(part: str) -> bool:
-    """A path part that indexes a list: 0, 1, ... or -1 for the last."""
-    return part.lstrip("-").isdigit() and part.count("-") <= 1 and not part.endswith("-")
-
-
 def get_path(row: dict[str, Any], path: str) -> Any:
     """row[path], or the nested value along a dotted path when no top-level key has that name (CSV and
     flattened Parquet keep 'sampling.model' as one column name). A numeric part indexes a list
     (`traces.0.rewards.correct.score`; -1 is the last item)."""
     if path in row:
         return row[path]
-    if "." not in path:
-        return None
-    value: Any = row
-    for part in path.split("."):
-        if type(value) is dict:
-            value = value.get(part)
-        elif type(value) is list and is_index(part):
-            i = int(part)
-            value = value[i] if -len(value) <= i < len(value) else None
-        else:
-            return None
-    return value
+    return dotted.get_path(row, path) if "." in path else None
 
 
 def head(path: str) -> str:

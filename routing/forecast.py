@@ -10,6 +10,8 @@ from dataclasses import asdict
 
 import numpy as np
 
+from pick_a_method.common.trainers import STEPS  # the writers' default: the run the step writes
+
 from . import defaults as D
 from .confidence import route_confidence
 from .cost import run_cost, throughputs
@@ -83,7 +85,7 @@ def advice_prior(advice: RolloutAdvice) -> RatePrior:
 
 
 def cost_estimate(c: np.ndarray, n: np.ndarray, advice: RolloutAdvice, prior, *,
-                  tokens: np.ndarray | None = None, steps: int = D.COST_STEPS, gpus: int | None = None,
+                  tokens: np.ndarray | None = None, steps: int = STEPS, gpus: int | None = None,
                   throughput: Mapping[str, float] | None = None) -> RunCostEstimate | None:
     """The suggested run's cost at advice.group_size and advice.prompts_per_step, or None when nothing splits;
     with `gpus` and `throughput` (cost.THROUGHPUT_KEYS), prime-rl's inference / trainer GPU split."""

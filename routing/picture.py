@@ -3,7 +3,9 @@ show, read off the same table the verdict read, so every bar is one of the verdi
 
 Two panels: the band (a histogram of per-task pass rates with all-fail, split and all-pass apart, and the
 predicted split share against k with the advised k marked), and, for a teacher, the paired per-task difference
-(teacher minus student on the tasks both scored). numpy and pydantic only: no plotting library here.
+(teacher minus student on the tasks both scored). Where the route is fix_reward, truncation decides the rates, so
+neither is drawn: the one panel counts the rollouts cut off at the token cap that passed, as question 1 does.
+numpy and pydantic only: no plotting library here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from . import defaults as D
 from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
-from .questions import band, groups, plural
+from .questions import band, groups, plural, unit
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
 from .table import table_of
@@ -32,11 +34,18 @@ DIFF_BINS = 20
 
 # The band's bars: rate 0, strictly between, rate 1. The paired bars: the student ahead, a tie, the teacher ahead.
 TEACHER_ANSWERS = ("clears", "does_not_clear", "tokenizer_mismatch", "undecided")  # TeacherClears.verdict
-Kind = Literal["all_fail", "split", "all_pass", "student_ahead", "tie", "teacher_ahead"]
+Kind = Literal["all_fail", "split", "all_pass", "student_ahead", "tie", "teacher_ahead", "cut_passed",
+               "cut_failed", "whole_passed", "whole_failed"]
 KIND_NAMES = {"all_fail": "all fail", "split": "split", "all_pass": "all pass", "student_ahead": "student ahead",
-              "tie": "tie", "teacher_ahead": "teacher ahead"}  # as the sketch and the figure label the bars
+              "tie": "tie", "teacher_ahead": "teacher ahead", "cut_passed": "cut off, passed",
+              "cut_failed": "cut off, failed", "whole_passed": "not cut off, passed",
+              "whole_failed": "not cut off, failed"}  # as the sketch and the figure label the bars
 # Under this predicted share at every k, nothing splits however many rollouts a task gets: said, not drawn as a curve.
 FLAT_SHARE = 0.005
+# What the curve predicts, in the words the caption, the sketch and the figure use: each task's rate is drawn from
+# its posterior under the prior fitted to these rates, so at the rows' own k the prediction is a fresh draw's
+# expectation and can differ from the share this draw measured.
+PREDICTED_FOR = "a fresh draw of k rollouts per task"
 
 
 class Bar(BaseModel):
@@ -54,7 +63,8 @@ class SplitPoint(BaseModel):
 
 
 class BandPanel(BaseModel):
-    unit: Literal["tasks", "groups"] = Field(description="groups when rows of several samplers/arms are kept apart.")
+    unit: Literal["tasks", "groups"] = Field(description="groups where a task's rollouts of several samplers/arms are "
+                                                         "kept apart.")
     bars: list[Bar] = Field(description="Per-task pass rates, lowest first; the counts are the band's.")
     n_groups: int
     n_all_fail: int
@@ -65,7 +75,8 @@ class BandPanel(BaseModel):
     k: int = Field(description="The rows' rollouts per task (the smallest group of two or more).")
     uneven: bool = Field(description="Groups differ in size, so rates are binned rather than exact j/k.")
     measured_split_share: float | None
-    curve: list[SplitPoint] = Field(description="Predicted split share against k (empty when no prior was fitted).")
+    curve: list[SplitPoint] = Field(description=f"Predicted split share against k, for {PREDICTED_FOR} (empty when "
+                                                f"no prior was fitted); at k it can differ from measured_split_share.")
     advised_k: int | None = Field(description="The group size the verdict sizes the batch for (grouped routes only).")
     best_k: int | None = Field(description="The k with the most groups with signal per rollout.")
 
@@ -73,6 +84,17 @@ class BandPanel(BaseModel):
     def flat(self) -> bool:
         """A curve under FLAT_SHARE at every k: more rollouts per task do not make these tasks split."""
         return bool(self.curve) and max(p.share for p in self.curve) < FLAT_SHARE
+
+    @property
+    def measured_at_k(self) -> float | None:
+        """The measured split share where it is a share at the curve's point k (every group has k rollouts and the
+        split is pass/fail): there the picture shows the measurement, the prediction beside it."""
+        if self.measured_split_share is None or self.uneven or self.k < 2 or not self.curve or self.flat:
+            return None
+        return self.measured_split_share if any(p.k == self.k for p in self.curve) else None
+
+    def predicted(self, k: int) -> float | None:
+        return next((p.share for p in self.curve if p.k == k), None)
 
 
 class PairedPanel(BaseModel):
@@ -84,12 +106,23 @@ class PairedPanel(BaseModel):
     verdict: str | None = Field(description="teacher_clears' answer, when it was asked.")
 
 
+class CutOffPanel(BaseModel):
+    """Question 1's count drawn: graded rollouts by whether they were cut off at the token cap and whether they
+    passed (the rows that do not say whether they were cut off are left out)."""
+
+    bars: list[Bar] = Field(description="cut off and passed, cut off and failed, not cut off and passed, and failed.")
+    n_truncated_passes: int = Field(description="The route's count: rollouts cut off at the token cap that passed.")
+    n_stated: int = Field(description="Graded rows that say whether they were cut off.")
+
+
 class Picture(BaseModel):
     title: str
     caption: str = Field(description="The route (or the question's answer) and the numbers the panels show.")
     route: str | None
     band: BandPanel | None = None
     paired: PairedPanel | None = None
+    cut_off: CutOffPanel | None = Field(None, description="For fix_reward, in place of the band: truncation decides "
+                                                          "the rates, so they are not drawn.")
 
 
 def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | None = None, *,
@@ -106,6 +139,10 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
         panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
+    if isinstance(verdict, Route) and verdict.route == "fix_reward":
+        panel = cut_off_panel(rows, pass_threshold)
+        return Picture(title=f"{source}: route fix_reward", caption=_cut_off_caption(panel), route=verdict.route,
+                       cut_off=panel)
     own, others = split_samplers(rows, model)
     in_file, about_given = judged_teacher(verdict, others) if isinstance(verdict, Route) else (None, False)
     if in_file is not None:  # the route weighed another sampler of the file as the teacher: that is the panel
@@ -121,7 +158,7 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Non
         pair.verdict = answer if answer in TEACHER_ANSWERS else None
     if isinstance(verdict, Route):
         head, route = f"route {verdict.route}", verdict.route
-        lead = f"Route: {verdict.route} ({', '.join(verdict.methods)})."
+        lead = f"Route: {verdict.route}" + (f" ({', '.join(verdict.methods)})." if verdict.methods else ".")
     elif isinstance(verdict, PassAt) and verdict.pass_at_1 is not None:
         head, route, lead = f"pass@1 {verdict.pass_at_1:.3f}", None, f"pass@1 {verdict.pass_at_1:.3f}."
     else:
@@ -161,7 +198,7 @@ def band_panel(rows: GradedRows, b: Band, pass_threshold: float, *, advised_k: i
         curve = {p.k: SplitPoint(k=p.k, share=p.split_share, ci95=p.ci95) for p in b.rollouts.per_k}
     for kk, share in b.predicted_split_share.items():  # the rows' own k, where it is not a candidate
         curve.setdefault(int(kk), SplitPoint(k=int(kk), share=share, ci95=b.predicted_split_ci95.get(kk)))
-    return BandPanel(unit="groups" if g.several else "tasks", bars=bars, n_groups=b.n_tasks, n_all_fail=b.n_all_fail,
+    return BandPanel(unit=f"{unit(g)}s", bars=bars, n_groups=b.n_groups, n_all_fail=b.n_all_fail,
                      n_split=b.n_split, split_definition=b.split_definition, n_all_pass=b.n_all_pass, k=b.k,
                      uneven=uneven,
                      # the curve predicts pass/fail splits: the measured point is one only by that definition
@@ -190,6 +227,17 @@ def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float
                        effect=effect, verdict=verdict.verdict if verdict is not None else None)
 
 
+def cut_off_panel(rows: GradedRows, pass_threshold: float) -> CutOffPanel:
+    """Every row's count, as question 1 reads them (one grader scored them all)."""
+    graded = rows.stated & ~np.isnan(rows.reward)
+    passed = rows.reward >= pass_threshold  # NaN compares false
+    cut = rows.truncated
+    counts = {"cut_passed": cut & passed, "cut_failed": cut & ~passed & graded,
+              "whole_passed": ~cut & passed & graded, "whole_failed": ~cut & ~passed & graded}
+    bars = [Bar(kind=kind, low=0.0, high=0.0, label="", count=int(mask.sum())) for kind, mask in counts.items()]
+    return CutOffPanel(bars=bars, n_truncated_passes=int((cut & passed).sum()), n_stated=int(graded.sum()))
+
+
 def _bins(values: np.ndarray, low: float, high: float, n: int, kind: Kind) -> list[Bar]:
     edges = np.linspace(low, high, n + 1)
     counts, _ = np.histogram(values, edges)
@@ -198,15 +246,30 @@ def _bins(values: np.ndarray, low: float, high: float, n: int, kind: Kind) -> li
 
 
 def _name(rows: GradedRows) -> str:
+    """The rows as a title names them: the file, a folder with its parent (`verl/0.9.1`), two files both."""
     if isinstance(rows.read_from, list):
-        return f"{len(rows.read_from)} files"
+        names = [_short(w) for w in rows.read_from]
+        return " + ".join(names) if len(names) <= 2 else f"{len(names)} files"
     where = rows.read_from or rows.source
-    return Path(str(where)).name if where else "rows"
+    return _short(where) if where else "rows"
+
+
+def _short(where: str) -> str:
+    """A path's name, with its parent's before it where the name alone says nothing: a folder (a run folder is
+    often named by a version or a date) or a file whose name has no letters (`1.jsonl`, a step's dump)."""
+    p = Path(str(where))
+    name = p.name or str(p)
+    if p.parent.name and (p.is_dir() or not any(c.isalpha() for c in p.stem)):
+        return f"{p.parent.name}/{name}"
+    return name
 
 
 def _band_caption(p: BandPanel) -> str:
     if not p.n_groups:
         return "No graded rows."
+    if p.k < 2:
+        return (f"One graded rollout per {p.unit[:-1]}: {p.n_all_fail} failed, {p.n_all_pass} passed; a group of one "
+                f"cannot split.")
     text = (f"{p.n_split} of {p.n_groups} {p.unit} split at k={p.k}, {p.n_all_fail} all fail, "
             f"{p.n_all_pass} all pass.")
     if p.split_definition != D.SIGNAL_DEFINITIONS["binary"]:
@@ -217,7 +280,20 @@ def _band_caption(p: BandPanel) -> str:
         text += f" Advised k={p.advised_k}: {at[p.advised_k]:.0%} predicted to split."
     elif p.flat:
         text += " No k makes them split."
+    if p.measured_at_k is not None:
+        now = at[p.k]
+        text += f" The curve predicts {PREDICTED_FOR}"
+        text += (f": {now:.0%} at k={p.k}, where these rows measured {p.measured_at_k:.0%}."
+                 if round(100 * now) != round(100 * p.measured_at_k) else ".")
     return text
+
+
+def _cut_off_caption(p: CutOffPanel) -> str:
+    cut = sum(b.count for b in p.bars if b.kind.startswith("cut_"))
+    replies = "reply" if cut == 1 else "replies"
+    return (f"Route: fix_reward. {p.n_truncated_passes} of {cut} {replies} cut off at the token cap passed "
+            f"({p.n_stated} graded rows say whether they were cut off). Truncation, not the model, decides the pass "
+            f"rates, so they are not drawn: make a cut-off reply fail (or raise max_tokens), re-grade, and ask again.")
 
 
 def _paired_caption(p: PairedPanel | None) -> str:

@@ -34,7 +34,7 @@ def rows_arguments(rows: GradedRows) -> tuple[dict[str, Any], list[str]]:
     return extra, ["rows"]
 
 
-def _check_threshold(pass_threshold: float) -> float:
+def check_threshold(pass_threshold: float) -> float:
     if not np.isfinite(pass_threshold):
         raise InputError(f"pass_threshold is {pass_threshold}; give a finite number (default "
                          f"{D.PASS_THRESHOLD}: a row passes when reward >= it)", field="pass_threshold")
@@ -53,10 +53,21 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def single_warning(n_single: int) -> str:
+def unit(g: Table) -> str:
+    """What one entry of the table is called in a count: a group (one task's rollouts from one sampler in one arm)
+    where some task has several (samplers, arms), else a task, so no count of groups reads as tasks."""
+    return "group" if len(g) != g.n_tasks else "task"
+
+
+def _groups_of(g: Table) -> str:
+    """'50 tasks', or '100 groups (50 tasks)' where a task has several groups."""
+    return f"{plural(len(g), 'group')} ({plural(g.n_tasks, 'task')})" if unit(g) == "group" else plural(len(g), "task")
+
+
+def single_warning(n_single: int, word: str = "task") -> str:
     """One wording for groups of one, so rollouts_per_task and band do not say it twice in a route."""
-    return (f"{plural(n_single, 'task')} {'has' if n_single == 1 else 'have'} a single graded rollout: it cannot "
-            f"split, so a grouped method gets no signal from it and split_share leaves it out; drop such tasks or "
+    return (f"{plural(n_single, word)} {'has' if n_single == 1 else 'have'} a single graded rollout: it cannot "
+            f"split, so a grouped method gets no signal from it and split_share leaves it out; drop such {word}s or "
             f"sample them again")
 
 
@@ -138,7 +149,7 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     """Question 1: count rows cut off at the token cap that still passed. Any count above zero: fix the reward
     first (a truncated reply must fail, or raise max_tokens); DAPO penalizes over-long samples for this reason."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     passed = rows.truncated & (rows.reward >= pass_threshold)  # NaN compares false: ungraded never passes
     hits = np.flatnonzero(passed)
     n_trunc = int(rows.truncated.sum())
@@ -189,7 +200,9 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
     args, needs = rows_arguments(rows)
     if len(g.n) == 0:
         return RolloutsPerTask(verdict="empty", summary="No graded rows, so no groups.", k=0, k_max=0, k_median=0.0,
-                               n_tasks=0, n_single=0, sizes={}, warnings=grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g),
+                               n_tasks=0, n_groups=0, n_single=0, sizes={},
+                               warnings=grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold)
+                               + sampler_warning(g),
                                next_step=NextStep(tool=None, why="Grade the rollouts first."))
     sizes, counts = np.unique(g.n, return_counts=True)
     k, k_max, n_single = int(g.n.min()), int(g.n.max()), int((g.n == 1).sum())
@@ -199,7 +212,7 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
         shown = dict(sorted(top, key=lambda kv: int(kv[0])))
     warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     if k_max == 1:
-        verdict, summary = "single", (f"One graded rollout per task ({plural(len(g.n), 'task')}): no grouped method "
+        verdict, summary = "single", (f"One graded rollout per task ({plural(len(g.n), unit(g))}): no grouped method "
                                       f"applies.")
     elif n_single * 2 > len(g.n):
         verdict = "mostly_single"
@@ -209,11 +222,11 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
         verdict = "grouped"
         summary = f"{k} to {k_max} graded rollouts per task over {plural(len(g.n), 'group')}."
         if n_single:
-            warnings.append(single_warning(n_single))
+            warnings.append(single_warning(n_single, unit(g)))
     if k != k_max:
         warnings.append(f"groups are uneven ({k} to {k_max} graded rollouts); k is the smallest")
     return RolloutsPerTask(verdict=verdict, summary=summary, k=k, k_max=k_max, k_median=float(np.median(g.n)),
-                           n_tasks=len(g.n), n_single=n_single, sizes=shown, warnings=warnings,
+                           n_tasks=g.n_tasks, n_groups=len(g.n), n_single=n_single, sizes=shown, warnings=warnings,
                            next_step=NextStep(tool="band", arguments=args, needs=needs,
                                               why="Read the per-task band next."))
 
@@ -227,7 +240,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     """Per-task pass rates, pass@1 with a 95% percentile bootstrap over tasks, and the unbiased pass@k and
     pass^k over the groups with at least k graded rollouts (k defaults to the smallest group of two or more)."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     if k is not None and k < 1:
         raise InputError(f"k is {k}; k must be at least 1", field="k")
     if k is not None and k > MAX_K:  # an int past 4,300 digits cannot even be printed in a warning
@@ -245,7 +258,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     if len(g.n) == 0:
         return PassAt(verdict="empty", summary="No graded rows: nothing to score. Grade the rollouts first.",
                       pass_at_1=None, ci95=None, k=int(k or 1), pass_at_k=None, pass_pow_k=None, n_tasks=0,
-                      n_tasks_at_k=0, per_task={}, warnings=warnings,
+                      n_groups=0, n_tasks_at_k=0, per_task={}, warnings=warnings,
                       next_step=NextStep(tool=None, why="Grade the rollouts (a program grader beats a judge)."),
                       **common)
     rates = g.rates
@@ -265,9 +278,9 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
             warnings.append(f"{plural(len(g.n) - n_at_k, 'group')} of fewer than {k} graded rollouts {'is' if len(g.n) - n_at_k == 1 else 'are'} left "
                             f"out of pass@{k} and pass^{k}")
     elif k >= 2:
-        warnings.append(f"no task has {k} graded rollouts, so pass@{k} and pass^{k} are not computed")
+        warnings.append(f"no {unit(g)} has {k} graded rollouts, so pass@{k} and pass^{k} are not computed")
     if ci is None:
-        warnings.append(f"no interval on pass@1: {plural(len(g.n), 'task')}, and a bootstrap over tasks needs "
+        warnings.append(f"no interval on pass@1: {plural(len(g.n), unit(g))}, and a bootstrap over them needs "
                         f"{D.MIN_CI_TASKS}; score more tasks (a distinct task_id per task)")
     stop = None if per_task_limit is None else per_task_offset + per_task_limit
     per_task = _listing(g.names[per_task_offset:stop], rates[per_task_offset:stop].tolist())
@@ -279,9 +292,9 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     kway = f"; pass@{k} {at_k:.3f}, pass^{k} {pow_k:.3f}" if at_k is not None else ""
     return PassAt(
         verdict="measured" if ci else "no_interval",
-        summary=f"pass@1 {p1:.3f}{ci_text} over {plural(len(g.n), 'group' if g.several else 'task')}{kway}.",
+        summary=f"pass@1 {p1:.3f}{ci_text} over {_groups_of(g)}{kway}.",
         pass_at_1=p1, ci95=ci, k=k, pass_at_k=at_k, pass_pow_k=pow_k, pass_at_k_ci95=at_k_ci,
-        pass_pow_k_ci95=pow_k_ci, n_tasks=len(g.n), n_tasks_at_k=n_at_k, per_task=per_task,
+        pass_pow_k_ci95=pow_k_ci, n_tasks=g.n_tasks, n_groups=len(g.n), n_tasks_at_k=n_at_k, per_task=per_task,
         per_task_omitted=len(g.names) - len(per_task), warnings=warnings,
         by_sampler=g.samplers()[: D.LIST_LIMIT] if g.several else [],
         next_step=NextStep(tool="band", arguments=args, needs=needs, why="Read the per-task band next."), **common)
@@ -295,13 +308,13 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
     """Question 3: floor (every task fails), saturated (every task passes) or mixed, the share of tasks that
     split (only those give a grouped method gradient) and the split share to expect at larger k."""
     rows = as_rows(rows)
-    pass_threshold = _check_threshold(pass_threshold)
+    pass_threshold = check_threshold(pass_threshold)
     g = groups(rows, pass_threshold)
     warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     args, needs = rows_arguments(rows)
     if len(g.n) == 0:
         return Band(verdict="empty", summary="No graded rows, so no band: grade the rollouts first.",
-                    split_share=None, n_tasks=0, n_split=0, n_all_fail=0, n_all_pass=0, n_single=0, k=0,
+                    split_share=None, n_tasks=0, n_groups=0, n_split=0, n_all_fail=0, n_all_pass=0, n_single=0, k=0,
                     pass_at_1=None, predicted_split_share={}, few_split=False, warnings=warnings,
                     next_step=NextStep(tool=None, why="Grade the rollouts first; ungraded rows are not fails."))
     rates = g.rates
@@ -322,52 +335,58 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
         predicted = {str(kk): round(fit["by_k"][kk].share, 4) for kk in shown}
         predicted_ci = {str(kk): (round(fit["by_k"][kk].ci95[0], 4), round(fit["by_k"][kk].ci95[1], 4))
                         if fit["by_k"][kk].ci95 else None for kk in shown}
+    w = unit(g)  # what the counts below count: tasks, or groups where a task has several (samplers, arms)
+    grouped = "groups" if w == "group" else "grouped tasks"
     if g.n_nonbinary:
         warnings.append(f"rewards are not all 0/1: a group has signal when its rewards differ ({n_split} of "
-                        f"{int(multi.sum())} grouped tasks); the predicted split share reads pass/fail at reward >= "
+                        f"{int(multi.sum())} {grouped}); the predicted split share reads pass/fail at reward >= "
                         f"{pass_threshold:g}")
     if n_fail == len(rates):
         verdict = "floor"
-        summary = (f"Floor: all {plural(len(rates), 'task')} fail. More rollouts cannot help (no draw passes); the model "
-                   f"needs a demonstration: OPSD with privileged context, or SFT from a stronger model under ~7B.")
+        summary = (f"Floor: all {_groups_of(g)} fail. More rollouts cannot help (no draw passes); the model needs a "
+                   f"demonstration: OPSD with privileged context, or SFT from a stronger model under ~7B.")
     elif n_pass == len(rates):
         verdict = "saturated"
-        summary = (f"Saturated: all {plural(len(rates), 'task')} pass. A binary reward makes every pass equal; rank the passes "
+        summary = (f"Saturated: all {_groups_of(g)} pass. A binary reward makes every pass equal; rank the passes "
                    f"(GroupwiseGrading) if they really differ, or harden the eval.")
     else:
         verdict = "mixed"
         share = f"{split_share:.0%}" if split_share is not None else "n/a"
-        summary = f"Mixed: {n_split} of {int(multi.sum())} grouped tasks split ({share}); {n_fail} always fail, {n_pass} always pass."
+        per = f"; {plural(g.n_tasks, 'task')}, each grouped per sampler and arm" if w == "group" else ""
+        summary = (f"Mixed: {n_split} of {int(multi.sum())} {grouped} split ({share}{per}); {n_fail} always fail, "
+                   f"{n_pass} always pass.")
     if verdict != "mixed" and g.n_nonbinary and n_split:
         warnings.append(f"{n_split} {verdict} groups still have reward spread: a grouped method gets signal from them")
     if few and advice is not None and advice.suggested_group_size:
         more = next(p for p in advice.per_k if p.k == advice.suggested_group_size)
-        summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+): sample more per task "
+        summary += (f" Only {n_split} split {w}s (a grouped method wants {D.MIN_SPLIT_TASKS}+): sample more per task "
                     f"(about {more.split_share:.0%} would split at k={more.k}, {advice.gain:+.0%} on k={k}) or try "
                     f"ReinforceAda.")
     elif few:
         top = advice.per_k[-1] if advice is not None else None
         reach = (f": about {top.split_share:.0%} would split even at k={top.k} ({top.split_share * int(multi.sum()):.0f} "
-                 f"tasks)" if top else "")
-        summary += (f" Only {n_split} split tasks (a grouped method wants {D.MIN_SPLIT_TASKS}+), and more rollouts per "
+                 f"{w}s)" if top else "")
+        summary += (f" Only {n_split} split {w}s (a grouped method wants {D.MIN_SPLIT_TASKS}+), and more rollouts per "
                     f"task do not reach that{reach}. Add tasks in the band, or try ReinforceAda.")
     if predicted and n_fail and n_fail < len(rates) and np.median(g.n[multi]) < D.PRIOR_MASS_MIN_ROLLOUTS:
         warnings.append(f"at k={k} the prior cannot tell tasks that can never pass from hard ones (that takes "
-                        f"{D.PRIOR_MASS_MIN_ROLLOUTS}+ rollouts per task): if some of the {n_fail} all-fail tasks are "
+                        f"{D.PRIOR_MASS_MIN_ROLLOUTS}+ rollouts per task): if some of the {n_fail} all-fail {w}s are "
                         f"impossible, the predicted split share at larger k runs high")
-    if advice is not None and advice.prompts_per_step and advice.prompts_per_step > len(rates):
+    if advice is not None and advice.prompts_per_step and advice.prompts_per_step > g.n_tasks:  # a prompt is a task
         warnings.append(f"{advice.target_groups} groups with signal per step take {advice.prompts_per_step} prompts at "
-                        f"k={advice.group_size}, more than the {len(rates)} tasks here: each step would repeat tasks; "
+                        f"k={advice.group_size}, more than the {g.n_tasks} tasks here: each step would repeat tasks; "
                         f"add tasks")
     if len(rates) < D.MIN_CI_TASKS:
-        warnings.append(f"only {plural(len(rates), 'graded task')}: a band read off so few tasks says little; score more")
+        warnings.append(f"only {plural(len(rates), f'graded {w}')}: a band read off so few {w}s says little; "
+                        f"score more")
     if n_single:
-        warnings.append(single_warning(n_single))
+        warnings.append(single_warning(n_single, w))
     scale = reward_scale(rows, pass_threshold)
     if scale is not None:  # passes read at 1 on a 0-10 scale: the counts above contradict each other; say why
         summary = f"Undecided: {scale_advice(scale)}; then ask again."
     return Band(verdict=verdict, summary=summary, split_share=split_share, split_definition=definition,
-                n_tasks=len(rates), n_split=n_split, n_all_fail=n_fail, n_all_pass=n_pass, n_single=n_single, k=k,
+                n_tasks=g.n_tasks, n_groups=len(rates), n_split=n_split, n_all_fail=n_fail, n_all_pass=n_pass,
+                n_single=n_single, k=k,
                 pass_at_1=float(rates.mean()), predicted_split_share=predicted, predicted_split_ci95=predicted_ci,
                 few_split=few, rollouts=advice, warnings=warnings,
                 next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],

@@ -12,18 +12,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.identity import model_params_b
+from pick_a_method.common.next_step import placeholder
+from pick_a_method.common.trainers import TRAINERS, by_tool, trainer_info
+
 from . import defaults as D
 from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
 from .forecast import advice_prior, cost_estimate, table_moments
-from pick_a_method.common.identity import model_params_b
-from .questions import band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes
+from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes,
+                        unit)
 from .rows import display_name
 from .table import table_of
 from .verdicts import NextStep
 
-SINGLE_ROLLOUT = ["FlashReinforce", "SAO", "BPCO", "rae"]
+SINGLE_ROLLOUT = [m.label for m in M.SINGLE_ROLLOUT]
 # Said in a config step that carries no batch: the batch advice counts groups with signal, a grouped method's need.
 NO_BATCH = (" The batch is the writer's default: route's batch advice counts groups with a pass and a fail, which "
             "only a group-relative method (GRPO) needs.")
@@ -86,7 +91,8 @@ def rollouts_step(a: Asked) -> Decision | None:
     rp = rollouts_per_task(a.rows, pass_threshold=a.o.pass_threshold)
     decided = rp.verdict in ("single", "mostly_single")
     a.ask(2, "rollouts_per_task", f"k={rp.k}", decided, {"k": rp.k, "k_max": rp.k_max, "k_median": rp.k_median,
-                                                          "n_single": rp.n_single, "n_tasks": rp.n_tasks})
+                                                          "n_single": rp.n_single, "n_tasks": rp.n_tasks,
+                                                          **_groups(a, rp.n_groups)})
     a.warn(*rp.warnings)
     if not decided:
         return None
@@ -95,12 +101,18 @@ def rollouts_step(a: Asked) -> Decision | None:
                     f"{rp.summary} Use a single-rollout method in your trainer (FlashReinforce: batch baseline; SAO: "
                     f"critic + token band; BPCO: bounded critic) or prime-rl's rae (EMA baseline). If you can re-run "
                     f"the prompts, k >= 4 is usually the cheaper fix.",
-                    NextStep(tool="preview_update", arguments={"method": "FlashReinforce"},
+                    NextStep(tool="preview_update", arguments={"method": M.FLASH_REINFORCE.label},
                              needs=["trajectories or path (logged rollouts with reward and logprobs)"],
                              why="See what FlashReinforce would admit from your logged rollouts before a GPU run."),
-                    alternatives=[with_gpus(a, a.config("rae", knobs={"group_size": 1},
+                    alternatives=[with_gpus(a, a.config(M.RAE.name, knobs={"group_size": 1},
                                                         why="prime-rl's single-rollout option: REINFORCE with an EMA "
                                                             "baseline." + NO_BATCH))])
+
+
+def _groups(a: Asked, n_groups: int) -> dict[str, int]:
+    """The evidence's count of groups, where it differs from the count of tasks (a task sampled by several samplers
+    or in several arms): split, fail and pass counts are of groups."""
+    return {"n_groups": n_groups} if unit(a.g) == "group" else {}
 
 
 def band_step(a: Asked) -> Decision | None:
@@ -108,7 +120,8 @@ def band_step(a: Asked) -> Decision | None:
     b = a.found["band"] = band(a.rows, pass_threshold=a.o.pass_threshold)
     decided = b.verdict in ("floor", "saturated")
     a.ask(3, "band", b.verdict, decided, {"split_share": b.split_share, "n_split": b.n_split, "n_all_fail": b.n_all_fail,
-                                          "n_all_pass": b.n_all_pass, "n_tasks": b.n_tasks, "pass_at_1": b.pass_at_1,
+                                          "n_all_pass": b.n_all_pass, "n_tasks": b.n_tasks, **_groups(a, b.n_groups),
+                                          "pass_at_1": b.pass_at_1,
                                           "predicted_split_share": b.predicted_split_share})
     a.warn(*b.warnings)
     op = a.on_policy
@@ -119,27 +132,28 @@ def band_step(a: Asked) -> Decision | None:
         a.how_sure()
     if b.verdict == "floor":
         size = a.o.params_b if a.o.params_b is not None else model_params_b(a.o.model)
-        if size is not None and size < D.OPSD_MIN_PARAMS_B:
-            return Decision("floor", ["SFT"], f"{b.summary} At {size:g}B OPSD lacks the in-context learning it needs (it "
+        if size is not None and size < M.OPSD_MIN_PARAMS_B:
+            return Decision("floor", [M.SFT.label], f"{b.summary} At {size:g}B OPSD lacks the in-context learning it needs (it "
                             f"lost 0.55 to GRPO on Qwen3-0.6B): SFT on a stronger model's passing completions.",
-                            a.config("sft", why="Collect a stronger model's passing completions on these tasks as "
+                            a.config(M.SFT.name, why="Collect a stronger model's passing completions on these tasks as "
                                                 "the dataset and fine-tune on them (sft-from-traces)."))
         if size is None:
             a.warn("model size unknown: OPSD needs about 7B or more; under that, SFT from a stronger model")
-        return Decision("floor", ["OPSD", "SFT"], b.summary,
-                        with_gpus(a, a.config("opsd", knobs={"privileged": "reference"},
+        return Decision("floor", [M.OPSD.label, M.SFT.label], b.summary,
+                        with_gpus(a, a.config(M.OPSD.name, knobs={"privileged": "reference"},
                                               why="Self-distill with privileged context; set privileged to what the "
                                                   "task has: reference (the answer), demonstration, hint or feedback."
                                                   + NO_BATCH)))
     if b.verdict == "saturated":
-        return Decision("saturated", ["GroupwiseGrading", "harder eval"], b.summary,
-                        NextStep(tool=None, arguments={"method": "GroupwiseGrading", "knobs": {"mode": "reward"}},
+        return Decision("saturated", [M.GROUPWISE_GRADING.label, "harder eval"], b.summary,
+                        NextStep(tool=None, arguments={"method": M.GROUPWISE_GRADING.label, "knobs": {"mode": "reward"}},
                                  why="Audit the grader, then rank the passes with GroupwiseGrading (mode 'reward' is "
                                      "GRS, 'advantage' is GAR); if no grader tells them apart, harden the eval."))
     if b.few_split:
         more = (f"sample {b.rollouts.suggested_group_size} per task" if b.rollouts and b.rollouts.suggested_group_size
                 else "add tasks in the band (more rollouts per task do not reach it)")
-        a.warn(f"only {b.n_split} split tasks: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
+        split = f"{unit(a.g)}s"
+        a.warn(f"only {b.n_split} split {split}: a grouped method wants {D.MIN_SPLIT_TASKS}+; {more}, or add "
                f"ReinforceAda (flat against GRPO at three seeds: an experiment, not a default)")
     return None
 
@@ -186,16 +200,16 @@ def teacher_step(a: Asked) -> Decision | None:
         a.how_sure()
     if chosen is None:
         return None
-    knobs: dict[str, Any] = {"teacher": t_name or "<teacher model>"}
+    knobs: dict[str, Any] = {"teacher": t_name or placeholder("teacher")}
     needs = [] if t_name else ["knobs.teacher"]
     if o.teacher_base_url:
         knobs["base_url"] = o.teacher_base_url
     else:
         needs.append("knobs.base_url (the teacher's vLLM server)")
     where = "" if chosen is tc else f" ({t_name}, from the same file)"
-    return Decision("opd", ["OPD"], f"{chosen.summary}{where} Distill from it on-policy (OPD); it matched GRPO in the "
+    return Decision(M.OPD.name, [M.OPD.label], f"{chosen.summary}{where} Distill from it on-policy (OPD); it matched GRPO in the "
                     f"skill's own run, so pick it for the teacher, not for cost.",
-                    with_gpus(a, a.config("opd", knobs=knobs, needs=needs,
+                    with_gpus(a, a.config(M.OPD.name, knobs=knobs, needs=needs,
                                           why="OPD pulls the student toward the teacher token by token." + NO_BATCH)))
 
 
@@ -213,9 +227,9 @@ def on_policy_step(a: Asked) -> Decision | None:
     if not decided:
         return None
     if a.pairs:
-        return Decision("dpo", ["DPO"], f"{op.summary} The rows carry natural better/worse pairs per prompt: train DPO "
+        return Decision(M.DPO.name, [M.DPO.label], f"{op.summary} The rows carry natural better/worse pairs per prompt: train DPO "
                         f"on them (dpo-pairs).",
-                        a.config("dpo", why="Build chosen/rejected pairs per prompt as the dataset and train DPO "
+                        a.config(M.DPO.name, why="Build chosen/rejected pairs per prompt as the dataset and train DPO "
                                             "(beta 0.1)."))
     return sft(a, next(iter(op.models), None))
 
@@ -223,13 +237,14 @@ def on_policy_step(a: Asked) -> Decision | None:
 def with_gpus(a: Asked, step: NextStep, cost: Any = None) -> NextStep:
     """The GPUs route was told, carried into the config call: prime-rl's inference / trainer split where the
     throughputs gave one, else the count (the writer splits it evenly), each said in the step's why."""
-    if a.o.gpus is None or step.tool not in ("prime_rl_config", "trl_config", "verl_config"):
+    if a.o.gpus is None or by_tool(step.tool) is None:
         return step
-    if cost is not None and cost.inference_gpus and step.tool == "prime_rl_config":
+    prime_rl = step.tool == TRAINERS[M.PRIME_RL].tool  # the only writer with a GPU split
+    if cost is not None and cost.inference_gpus and prime_rl:
         step.arguments["gpus"] = {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
         return step
     step.arguments["gpus"] = a.o.gpus
-    if step.tool == "prime_rl_config":
+    if prime_rl:
         step.why += (f" gpus={a.o.gpus}: the writer splits them evenly between vLLM and the trainer; give route "
                      f"throughput for the split that makes a step quickest.")
     return step
@@ -250,8 +265,8 @@ def sft(a: Asked, other: str | None) -> Decision:
         text = (f"{a.on_policy.summary} SFT only on the {int(t.c.sum())} passing rows (SFT on failing rows teaches the "
                 f"failures).")
     teacher_args = {("teacher_" + k if k in ("rows", "rows_path") else k): v for k, v in a.args.items() if k != "model"}
-    return Decision("sft", ["SFT", f"OPD from {other}"], text,
-                    a.config("sft", why="Fine-tune on the passing rows only, as the dataset (sft-from-traces)."),
+    return Decision(M.SFT.name, [M.SFT.label, f"{M.OPD.label} from {other}"], text,
+                    a.config(M.SFT.name, why="Fine-tune on the passing rows only, as the dataset (sft-from-traces)."),
                     alternatives=[NextStep(tool="teacher_clears", arguments=teacher_args,
                                            needs=["student_rows (your model's rows on the same tasks)"],
                                            why=f"If {other} clearly beats your model, distill from it with OPD.")])
@@ -261,9 +276,10 @@ def grpo_step(a: Asked) -> Decision:
     """6. GRPO on the split tasks, on-policy (or an async copy: Async with a correction). Always decides."""
     b, g, op, o = a.found["band"], a.g, a.on_policy, a.o
     stale = op.kind == "older_checkpoint" or (op.kind == "mixed" and op.verdict == "no")
-    methods = ["Async(GRPO, ipo)"] if stale else ["GRPO"]
+    correction = trainer_info(o.trainer).corrections[0]  # the async sampler's correction: the trainer's own
+    methods = [f"{M.ASYNC.label}({M.GRPO.label}, {correction})"] if stale else [M.GRPO.label]
     if b.few_split:
-        methods.append("ReinforceAda")
+        methods.append(M.REINFORCE_ADA.label)
     advice = b.rollouts
     # k and the batch as advised, capped at every task once a step: more prompts than tasks would repeat them
     knobs = {"group_size": advice.group_size} if advice is not None and advice.batch else None
@@ -278,14 +294,15 @@ def grpo_step(a: Asked) -> Decision:
                                        tokens=tokens[multi] if tokens is not None else None, gpus=o.gpus,
                                        throughput=o.throughput)
     if stale:
-        step = a.config("async", knobs={"method": {"name": "grpo", **knobs} if knobs else "grpo", "correction": "ipo"},
-                        batch=batch, why="Grouped RL on split tasks, with a staleness bound and ipo correction for "
-                                         "the async sampler.")
+        step = a.config(M.ASYNC.name, knobs={"method": {"name": M.GRPO.name, **knobs} if knobs else M.GRPO.name,
+                                              "correction": correction},
+                        batch=batch, why=f"Grouped RL on split tasks, with a staleness bound and {correction} "
+                                         f"correction for the async sampler.")
     else:
-        step = a.config("grpo", knobs=knobs, batch=batch, why="Grouped RL on the split tasks with your program grader.")
+        step = a.config(M.GRPO.name, knobs=knobs, batch=batch, why="Grouped RL on the split tasks with your program grader.")
     cost = a.sure.get("cost")
     with_gpus(a, step, cost)
-    a.ask(6, "route", "grpo", True, {"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,
+    a.ask(6, "route", M.GRPO.name, True, {"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,
                                      "async": stale})
     summary = f"{b.summary} GRPO learns from the split tasks" + (" (wrap it in Async: the rows come from an older "
                                                                  "checkpoint)." if stale else ".")
@@ -299,6 +316,6 @@ def grpo_step(a: Asked) -> Decision:
     if cost is not None and cost.inference_gpus:
         summary += (f" On {o.gpus} GPUs: {cost.inference_gpus} for inference, {cost.trainer_gpus} for the trainer "
                     f"(about {cost.seconds_per_step:.3g} s a step).")
-    alternatives = [NextStep(tool=None, arguments={"method": "dpo"}, why="The rows carry natural better/worse pairs: "
+    alternatives = [NextStep(tool=None, arguments={"method": M.DPO.name}, why="The rows carry natural better/worse pairs: "
                              "DPO is an option too.")] if a.pairs else []
-    return Decision("grpo", methods, summary, step, alternatives=alternatives)
+    return Decision(M.GRPO.name, methods, summary, step, alternatives=alternatives)

@@ -43,6 +43,11 @@ class TruncatedPasses(Verdict):
     tasks: list[str] = Field(description="Tasks with a truncated pass (the first few).")
 
 
+# What every count of groups means; the verdicts count tasks and groups apart, and say which in their summaries.
+N_GROUPS = ("Groups with at least one graded rollout: a group is one task's rollouts from one sampler in one arm, "
+            "so n_groups = n_tasks where the rows have one sampler and arm.")
+
+
 class RolloutsPerTask(Verdict):
     """Question 2: how many graded rollouts per prompt?"""
 
@@ -50,9 +55,10 @@ class RolloutsPerTask(Verdict):
     k: int = Field(description="The smallest group: graded rollouts of the task with fewest.")
     k_max: int
     k_median: float
-    n_tasks: int = Field(description="Tasks with at least one graded rollout.")
-    n_single: int = Field(description="Tasks with exactly one graded rollout.")
-    sizes: dict[str, int] = Field(description="Group size -> number of tasks with that many graded rollouts.")
+    n_tasks: int = Field(description="Distinct tasks with at least one graded rollout.")
+    n_groups: int = Field(description=N_GROUPS)
+    n_single: int = Field(description="Groups with exactly one graded rollout.")
+    sizes: dict[str, int] = Field(description="Group size -> number of groups with that many graded rollouts.")
 
 
 class PassAt(Verdict):
@@ -66,7 +72,8 @@ class PassAt(Verdict):
     pass_pow_k: float | None = Field(description="Unbiased pass^k (Yao et al. 2024) over groups of at least k.")
     pass_at_k_ci95: Interval | None = None
     pass_pow_k_ci95: Interval | None = None
-    n_tasks: int
+    n_tasks: int = Field(description="Distinct tasks with at least one graded rollout.")
+    n_groups: int = Field(description=N_GROUPS)
     n_tasks_at_k: int = Field(description="Groups with at least k graded rollouts (the ones pass@k reads).")
     n_rows: int
     n_graded: int
@@ -135,26 +142,29 @@ class RunCostEstimate(BaseModel):
 
 
 class Band(Verdict):
-    """Question 3: the per-task band (floor, saturated or mixed) and how many tasks split."""
+    """Question 3: the per-task band (floor, saturated or mixed) and how many groups split."""
 
     verdict: Literal["floor", "saturated", "mixed", "empty"]
-    split_share: float | None = Field(description="Share of tasks (with 2+ graded rollouts) whose group has signal "
+    split_share: float | None = Field(description="Share of groups (with 2+ graded rollouts) that have signal "
                                                   "(split_definition says which definition).")
     split_definition: str = Field("pass rate strictly between 0 and 1",
                                   description="What counts as a group with signal here.")
-    n_tasks: int
-    n_split: int
-    n_all_fail: int
-    n_all_pass: int
-    n_single: int = Field(description="Tasks with one graded rollout: they cannot split, so split_share leaves them out.")
+    n_tasks: int = Field(description="Distinct tasks with at least one graded rollout.")
+    n_groups: int = Field(description=N_GROUPS)
+    n_split: int = Field(description="Groups that split (have signal).")
+    n_all_fail: int = Field(description="Groups whose every graded rollout failed.")
+    n_all_pass: int = Field(description="Groups whose every graded rollout passed.")
+    n_single: int = Field(description="Groups with one graded rollout: they cannot split, so split_share leaves them out.")
     k: int
     pass_at_1: float | None
     predicted_split_share: dict[str, float] = Field(
-        description="k -> predicted share of groups that split at k, each task under its posterior from a "
-                    "beta-binomial prior, with point masses where rollouts.prior_model says (pass/fail at pass_threshold).")
+        description="k -> predicted share of groups that split in a fresh draw of k rollouts per task, each task "
+                    "under its posterior from a beta-binomial prior, with point masses where rollouts.prior_model says "
+                    "(pass/fail at pass_threshold). At the rows' own k it can differ from split_share, which this "
+                    "draw measured.")
     predicted_split_ci95: dict[str, Interval | None] = Field(
         default_factory=dict, description="k -> 95% task-bootstrap interval on predicted_split_share.")
-    few_split: bool = Field(description="Fewer split tasks than a grouped method needs (see the summary).")
+    few_split: bool = Field(description="Fewer split groups than a grouped method needs (see the summary).")
     rollouts: RolloutAdvice | None = Field(None, description="Rollouts per prompt to sample, and the batch.")
 
 

@@ -29,7 +29,7 @@ def _env_float(name: str, default: float) -> float:
 
 
 def _roots() -> tuple[Path, ...]:
-    """PICK_A_METHOD_ROOTS (os.pathsep between folders), else the default (routing.paths, loaded only here: the
+    """PICK_A_METHOD_ROOTS (os.pathsep between folders), else the default (common.paths, loaded only here: the
     command line's --help loads no routing module)."""
     from pick_a_method.common.paths import default_roots, expand_user_path
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pick_a_method.routing.picture import KIND_NAMES
+from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 
 from .extras import MissingExtra, plot_install
 
@@ -23,9 +23,11 @@ IN_THE_CLONE = "pip install -c constraints.txt '.[plot]'"
 FORMATS = {".png": "png", ".svg": "svg"}
 # One colour per bar kind: all fail and the student ahead red, split and the teacher ahead green, all pass blue.
 COLOURS = {"all_fail": "#c0392b", "student_ahead": "#c0392b", "split": "#27ae60", "teacher_ahead": "#27ae60",
-           "all_pass": "#2e6fba", "tie": "#7f8c8d"}
-PANEL_INCHES = (5.2, 4.0)
+           "all_pass": "#2e6fba", "tie": "#7f8c8d", "cut_passed": "#c0392b", "cut_failed": "#7f8c8d",
+           "whole_passed": "#2e6fba", "whole_failed": "#bdc3c7"}
+PANEL_INCHES = (5.2, 4.6)
 DPI = 110
+BELOW = -36  # points from an axes' bottom to its legend: under the tick labels and the axis label
 
 
 def require_matplotlib(what: str = "the picture") -> None:
@@ -36,27 +38,38 @@ def require_matplotlib(what: str = "the picture") -> None:
 
 def draw(picture: Any, fmt: str = "png") -> bytes:
     """The picture's panels side by side, with its title above and its caption below, as `fmt` bytes."""
+    out = io.BytesIO()
+    metadata = {"Software": None} if fmt == "png" else {"Date": None}  # the same rows give the same bytes
+    figure(picture).savefig(out, format=fmt, metadata=metadata)
+    return out.getvalue()
+
+
+def figure(picture: Any) -> Any:
+    """The matplotlib Figure `draw` saves, laid out: every text inside it, every legend clear of the data."""
     require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure  # a Figure outside pyplot draws to bytes with no backend to pick
 
     panels = [name for name, on in (("rates", picture.band is not None and picture.band.n_groups),
                                     ("curve", picture.band is not None and picture.band.curve),
-                                    ("paired", picture.paired is not None)) if on]
+                                    ("paired", picture.paired is not None),
+                                    ("cut_off", getattr(picture, "cut_off", None) is not None)) if on]
     fig = Figure(figsize=(PANEL_INCHES[0] * max(1, len(panels)), PANEL_INCHES[1] + 0.9), dpi=DPI)
+    FigureCanvasAgg(fig)  # a renderer to measure the title and caption with before the layout
     axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
     for ax, name in zip(axes, panels):
-        {"rates": _rates, "curve": _curve, "paired": _paired}[name](ax, picture)
+        {"rates": _rates, "curve": _curve, "paired": _paired, "cut_off": _cut_off}[name](ax, picture)
     if not panels:
         axes[0].axis("off")
         axes[0].text(0.5, 0.5, "no graded rows, no shared tasks: nothing to draw", ha="center", va="center")
-    fig.suptitle(picture.title, fontsize=13, fontweight="bold")
-    width = int(len(panels or [1]) * PANEL_INCHES[0] * 14)  # characters of caption per line at 10 pt
-    fig.text(0.5, 0.02, "\n".join(textwrap.wrap(picture.caption, width)), ha="center", va="bottom", fontsize=10)
-    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
-    out = io.BytesIO()
-    metadata = {"Software": None} if fmt == "png" else {"Date": None}  # the same rows give the same bytes
-    fig.savefig(out, format=fmt, metadata=metadata)
-    return out.getvalue()
+    title = fig.suptitle(picture.title, fontsize=13, fontweight="bold")
+    caption = fig.text(0.5, 0.02, picture.caption, ha="center", va="bottom", fontsize=10)
+    renderer = fig.canvas.get_renderer()
+    _fit(title, picture.title, fig, renderer)
+    _fit(caption, picture.caption, fig, renderer)
+    bottom = (caption.get_window_extent(renderer).height + 18) / fig.bbox.height
+    fig.tight_layout(rect=(0, bottom, 1, 1))  # the layout leaves the title's lines their room
+    return fig
 
 
 def write_plot(picture: Any, out: Any, *, overwrite: bool, allowed_roots: Sequence[Any] | None = None) -> Path:
@@ -70,8 +83,28 @@ def write_plot(picture: Any, out: Any, *, overwrite: bool, allowed_roots: Sequen
     return write_config(out, draw(picture, FORMATS[path.suffix.lower()]), **where)
 
 
+def _fit(text: Any, words: str, fig: Any, renderer: Any) -> None:
+    """Wrap a figure's text (the title, the caption) into lines that fit the figure's width, and only where it
+    must: a 572-pixel figure of one panel holds fewer characters of a 13-point title than three panels do."""
+    room = 0.96 * fig.bbox.width
+    width = len(words)
+    while text.get_window_extent(renderer).width > room and width > 12:
+        width = int(width * room / text.get_window_extent(renderer).width) if "\n" not in text.get_text() else width - 4
+        text.set_text("\n".join(textwrap.wrap(words, max(width, 12))))
+    while text.get_window_extent(renderer).width > room and text.get_fontsize() > 6:  # a word longer than the room
+        text.set_fontsize(text.get_fontsize() - 1)
+
+
+def _legend_below(ax: Any, handles: Sequence[Any], ncol: int) -> None:
+    """The legend under the axes (and its tick and axis labels), where no bar, line or marker can lie under it."""
+    from matplotlib.transforms import offset_copy
+
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False, ncol=ncol,
+              bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=BELOW, units="points"))
+
+
 def _bars(ax: Any, bars: list[Any], xs: list[float], width: float, extra: Sequence[Any] = (),
-          where: str = "upper center") -> None:
+          legend: bool = True) -> None:
     """The bars with their counts on top, and a legend of each kind's total (then `extra`: the marked lines)."""
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
@@ -79,17 +112,19 @@ def _bars(ax: Any, bars: list[Any], xs: list[float], width: float, extra: Sequen
     drawn = ax.bar(xs, [b.count for b in bars], width=width, color=[COLOURS[b.kind] for b in bars],
                    edgecolor="white", linewidth=0.8)
     for rect, bar in zip(drawn, bars):
-        if bar.count:
+        if bar.count:  # on a white ground: a line marked across the bars (a mean, an effect) never hides it
             ax.annotate(str(bar.count), (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
-                        va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
+                        va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points",
+                        bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     seen: dict[str, int] = {}
     for b in bars:
         seen[b.kind] = seen.get(b.kind, 0) + b.count
     handles = [Patch(facecolor=COLOURS[kind], label=f"{KIND_NAMES[kind]} ({count})")
                for kind, count in seen.items()]
     handles += list(extra)
-    ax.legend(handles=handles, loc=where, fontsize=8, frameon=False, ncol=1 if extra else len(handles))
-    ax.margins(y=0.7 if extra else 0.18)  # room for the legend above the bars
+    if legend:
+        _legend_below(ax, handles, ncol=len(handles) if len(handles) <= 3 else 2)
+    ax.margins(y=0.12)  # room for the counts above the bars
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of tasks: no 2.5
     ax.spines[["top", "right"]].set_visible(False)
 
@@ -122,10 +157,12 @@ def _curve(ax: Any, picture: Any) -> None:
     if with_ci:
         ax.fill_between([p.k for p in with_ci], [100 * p.ci95[0] for p in with_ci], [100 * p.ci95[1] for p in with_ci],
                         color=COLOURS["split"], alpha=0.15, linewidth=0, label="95% interval")
-    ax.plot(ks, share, "-o", color=COLOURS["split"], markersize=4, label="predicted")
+    ax.plot(ks, share, "-o", color=COLOURS["split"], markersize=4, label=f"predicted for {PREDICTED_FOR}")
     if b.measured_split_share is not None and b.k >= 2:
+        now = b.predicted(b.k) if b.measured_at_k is not None else None
+        also = f" (predicted {now:.0%})" if now is not None and f"{now:.0%}" != f"{b.measured_at_k:.0%}" else ""
         ax.plot([b.k], [100 * b.measured_split_share], "D", color="black", markersize=6,
-                label=f"measured at k={b.k}: {b.measured_split_share:.0%}")
+                label=f"measured at k={b.k}: {b.measured_split_share:.0%}{also}")
     at = {p.k: p.share for p in b.curve}
     if b.flat:  # a floor or a saturated set: the flat line says it, and so does a word
         ax.text(0.5, 0.5, "0% predicted at every k:\nmore rollouts per task\ndo not make these tasks split",
@@ -138,10 +175,10 @@ def _curve(ax: Any, picture: Any) -> None:
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.minorticks_off()
     ax.set_ylim(0, 100)
-    ax.set_title("Split share against k (predicted)", fontsize=11)
+    ax.set_title("Split share against k", fontsize=11)
     ax.set_xlabel("k: rollouts per task")
     ax.set_ylabel(f"% of {b.unit} with a pass and a fail")
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    _legend_below(ax, ax.get_legend_handles_labels()[0], ncol=1)
     ax.grid(axis="y", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
 
@@ -158,11 +195,20 @@ def _paired(ax: Any, picture: Any) -> None:
                                 label=f"95% interval [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]"))
     marks.append(ax.axvline(p.effect, color="#8e44ad", linestyle=":", linewidth=1.5,
                             label=f"effect to prove {p.effect:g}"))
-    _bars(ax, p.bars, [(bar.low + bar.high) / 2 for bar in p.bars], width, extra=marks, where="best")
+    _bars(ax, p.bars, [(bar.low + bar.high) / 2 for bar in p.bars], width, extra=marks)
     ax.set_xlim(-1.05, 1.05)
     ax.set_title(f"Teacher minus student ({p.n_shared} shared tasks)", fontsize=11)
     ax.set_xlabel("pass rate difference per task (teacher - student)")
     ax.set_ylabel("tasks")
+
+
+def _cut_off(ax: Any, picture: Any) -> None:
+    c = picture.cut_off
+    xs = list(range(len(c.bars)))
+    _bars(ax, c.bars, xs, 0.7, legend=False)  # the ticks name each bar
+    ax.set_xticks(xs, [KIND_NAMES[bar.kind].replace(", ", ",\n") for bar in c.bars], fontsize=9)
+    ax.set_title(f"Cut off at the token cap: {c.n_truncated_passes} passed", fontsize=11)
+    ax.set_ylabel("graded rollouts")
 
 
 def picture_png(rows: Any, verdict: Any, **kwargs: Any) -> str:

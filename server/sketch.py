@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from pick_a_method.routing.picture import KIND_NAMES
+from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
 COLOURS = {"all_fail": "31", "student_ahead": "31", "split": "32", "teacher_ahead": "32", "all_pass": "34",
-           "tie": "90"}
+           "tie": "90", "cut_passed": "31", "cut_failed": "90", "whole_passed": "34", "whole_failed": "90"}
 
 
 def wants_colour(stream: TextIO) -> bool:
@@ -42,14 +42,23 @@ def sketch(picture: Any, colour: bool = False) -> str:
             lines.append(f"split share against k: 0% predicted at every k from {b.curve[0].k} to {b.curve[-1].k} "
                          f"(more rollouts per task do not make these tasks split)")
         elif b.curve:
+            # at the rows' own k the row shows what was measured, the prediction beside it (they differ: the
+            # prediction is a fresh draw's)
+            here = b.measured_at_k
             measured = (f"; measured {b.measured_split_share:.0%} at k={b.k}"
-                        if b.measured_split_share is not None else "")
-            lines.append(f"split share against k (predicted{measured}):")
+                        if b.measured_split_share is not None and here is None else "")
+            lines.append(f"split share against k (predicted for {PREDICTED_FOR}{measured}):")
             for point in b.curve:
                 marks = [m for m, on in (("advised", point.k == b.advised_k), ("now", point.k == b.k)) if on]
-                bar = block(point.share, 1.0)
-                lines.append(f"  k={point.k:<4} {bar:<{WIDTH + 1}}{point.share:4.0%}"
+                mine = here is not None and point.k == b.k
+                share = here if mine else point.share
+                said = f" measured ({point.share:.0%} predicted)" if mine else ""
+                lines.append(f"  k={point.k:<4} {block(share, 1.0):<{WIDTH + 1}}{share:4.0%}{said}"
                              + (f"  <- {', '.join(marks)}" if marks else ""))
+    c = picture.cut_off
+    if c is not None:
+        lines.append("graded rollouts, cut off at the token cap or not (truncation decides the pass rates):")
+        lines += _bars(c.bars, paint)
     p = picture.paired
     if p is not None:
         lines.append(f"teacher minus student per shared task ({p.n_shared} tasks; mean {p.mean_diff:+.3f}"
@@ -60,11 +69,12 @@ def sketch(picture: Any, colour: bool = False) -> str:
 
 def _bars(bars: list[Any], paint: Any) -> list[str]:
     top = max((bar.count for bar in bars), default=0)
-    label = max((len(bar.label) for bar in bars), default=1)
+    label = max((len(bar.label) for bar in bars), default=0)
     name = max((len(KIND_NAMES[bar.kind]) for bar in bars), default=1)
     out = []
     for bar in bars:
         drawn = block(bar.count, top)
-        out.append(f"  {bar.label:>{label}}  {KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
+        shown = f"{bar.label:>{label}}  " if label else ""  # the cut-off bars have only their names
+        out.append(f"  {shown}{KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
                    f"{' ' * (WIDTH + 1 - len(drawn))}{bar.count}")
     return out

@@ -48,6 +48,22 @@ def anchor_sdk():
     return importlib.import_module(ANCHOR)
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _the_repository_stays_as_it_was():
+    """A route's next step names a config file to write (grpo-prime-rl.toml, ...) relative to the working folder,
+    the repository's when tests run: a test that makes such a call must write into its tmp_path instead. Fails the
+    test that left a new file in the repository's root."""
+    before = set(os.listdir(REPO))
+    yield
+    new = sorted(set(os.listdir(REPO)) - before - {".pytest_cache", ".hypothesis"})
+    for name in new:
+        (REPO / name).unlink(missing_ok=True) if (REPO / name).is_file() else None
+    assert not new, f"the test wrote {new} into the repository's root: give the call an out in tmp_path"
+
+
 def pytest_report_header(config):
     return f"hypothesis profile: {HYPOTHESIS_PROFILE} (HYPOTHESIS_PROFILE=long for the longer search)"
 

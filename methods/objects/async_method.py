@@ -8,50 +8,45 @@ from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.objects.base import Method, _choice, _float_knob, _int_knob, _pair
 from pick_a_method.methods.objects.distill import OPD, OPSD
 from pick_a_method.methods.objects.grouped import GRPO, RAE, MaxRL
-from pick_a_method.methods.objects.single_rollout import BPCO, SAO, FlashReinforce
 
 
-_ASYNC_INNER = ("grpo", "max_rl", "rae", "opd", "opsd")
+_INNER = ", ".join(M.ASYNC.wraps)
 
 
 def _coerce_inner(value: Any) -> Any:
-    if isinstance(value, (GRPO, MaxRL, RAE, OPD, OPSD)):
+    if isinstance(value, Method) and value.name in M.ASYNC.wraps:
         return value
     if isinstance(value, Method):
         raise ValueError(
-            f"method must be one of grpo, max_rl, rae, OPD, OPSD; {type(value).__name__} cannot be wrapped"
-            + (
-                " (it carries its own off-policy handling: use it directly)"
-                if isinstance(value, (FlashReinforce, SAO, BPCO, Async))
-                else ""
-            )
+            f"method must be one of {_INNER}; {type(value).__name__} cannot be wrapped"
+            + (" (it carries its own off-policy handling: use it directly)" if value.info.rule else "")
         )
-    from pick_a_method.methods.objects.registry import _ALIASES, _fold, make_method  # the registry holds Async
+    from pick_a_method.methods.objects.registry import make_method  # the registry holds Async
 
     if isinstance(value, str):
-        canonical = _ALIASES.get(_fold(value))
-        if canonical not in _ASYNC_INNER:
-            raise ValueError(f"Async wraps one of {', '.join(_ASYNC_INNER)}; got {value!r}")
-        if canonical == "opd":
+        info, inner = M.method_info(value)
+        if inner is not None or info.name not in M.ASYNC.wraps:
+            raise ValueError(f"Async wraps one of {_INNER}; got {value!r}")
+        if info is M.OPD:
             raise ValueError(
-                "Async(method='opd') needs the teacher: pass method={'name': 'opd', 'teacher': 'model@http://host/v1'} "
-                "or an OPD object"
+                f"Async(method='{M.OPD}') needs the teacher: pass method={{'name': '{M.OPD}', 'teacher': "
+                "'model@http://host/v1'} or an OPD object"
             )
-        return _coerce_inner(make_method(canonical))
+        return make_method(info.name)
     if isinstance(value, Mapping):
         spec = dict(value)
         inner_name = spec.pop("name", None)
         if not isinstance(inner_name, str):
-            raise ValueError(f"method given as a mapping needs a 'name' (one of {', '.join(_ASYNC_INNER)}); got {value!r}")
+            raise ValueError(f"method given as a mapping needs a 'name' (one of {_INNER}); got {value!r}")
         return _coerce_inner(make_method(inner_name, **spec))
-    raise ValueError(
-        f"method must be one of {', '.join(_ASYNC_INNER)} (a name, a mapping {{'name': ..., **knobs}} or an object); "
-        f"got {value!r}"
-    )
+    raise ValueError(f"method must be one of {_INNER} (a name, a mapping {{'name': ..., **knobs}} or an object); "
+                     f"got {value!r}")
 
 
 class Async(Method):
@@ -66,7 +61,8 @@ class Async(Method):
     ipo). Our ipo leaves out prime-rl's ``kl_tau * (log rho)^2`` loss term (see ``defaults``).
     """
 
-    name: ClassVar[str] = "async"
+    info: ClassVar[MethodInfo] = M.ASYNC
+    off_policy_guard: ClassVar[bool] = True
     method: Annotated[Union[GRPO, MaxRL, RAE, OPD, OPSD], BeforeValidator(_coerce_inner)] = Field(
         default_factory=GRPO
     )
@@ -104,6 +100,14 @@ class Async(Method):
     def inner(self) -> Union[GRPO, MaxRL, RAE, OPD, OPSD]:
         """The wrapped method object."""
         return self.method
+
+    @property
+    def stateful(self) -> bool:
+        return self.method.stateful
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name} {self.method.name}"
 
     @property
     def inner_name(self) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 
 
@@ -116,10 +117,28 @@ _COMMON = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, 
 
 
 class Method(BaseModel):
-    """Base of every method object. ``name`` is the registry name; ``update`` runs the rule."""
+    """Base of every method object. ``info`` is its entry in the method table (common/methods.py: its name,
+    spellings, source and the trainers that run it), ``name`` that entry's name; ``update`` runs the rule."""
 
     model_config = _COMMON
-    name: ClassVar[str] = "method"
+    info: ClassVar[MethodInfo]
+    name: ClassVar[str]
+    off_policy_guard: ClassVar[bool] = False  # it drops or masks stale tokens itself (a trust gate, a band, a clip)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.name = cls.info.name
+
+    @property
+    def full_name(self) -> str:
+        """The name a tool call takes for this method with what it wraps: its name, or "async <inner>" for Async."""
+        return self.name
+
+    @property
+    def stateful(self) -> bool:
+        """Its update moves state kept on the object (rae's baselines); ``update(batch, commit=False)`` leaves it."""
+        return False
 
     def knobs(self) -> dict[str, Any]:
         """The knobs as plain data (callables shown by their names)."""

@@ -8,6 +8,8 @@ from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BeforeValidator, field_validator, model_validator
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.objects.base import TEMPERATURE, Method, _choice, _float_knob, _int_knob, _optional_rate
 
@@ -24,7 +26,7 @@ class OPD(Method):
     log-probabilities (vLLM does). See ``methods.rules.distill`` for the two loss forms.
     """
 
-    name: ClassVar[str] = "opd"
+    info: ClassVar[MethodInfo] = M.OPD
     teacher: str
     base_url: Union[str, None] = None
     divergence: _choice(D.DIVERGENCES, D.OPD_DIVERGENCE) = D.OPD_DIVERGENCE
@@ -141,7 +143,7 @@ class OPSD(Method):
     points on thinking models (Kaur et al., arXiv:2607.05184).
     """
 
-    name: ClassVar[str] = "opsd"
+    info: ClassVar[MethodInfo] = M.OPSD
     privileged: str = D.OPSD_PRIVILEGED
     divergence: _choice(D.DIVERGENCES, D.OPSD_DIVERGENCE) = D.OPSD_DIVERGENCE
     ratio_cap: _float_knob(1.0, None, D.OPD_RATIO_CAP, lo_open=False, allow_inf=True) = D.OPD_RATIO_CAP

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 
 from pydantic import PrivateAttr, field_validator
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.objects.base import Method, _float_knob, _int_knob, _is_real
 
@@ -20,7 +22,7 @@ class GRPO(Method):
     no gradient (A = 0), as in prime-rl.
     """
 
-    name: ClassVar[str] = "grpo"
+    info: ClassVar[MethodInfo] = M.GRPO
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
     normalize_std: bool = D.GRPO_NORMALIZE_STD
 
@@ -43,7 +45,7 @@ class MaxRL(Method):
     Assumes non-negative rewards (a pass rate); the update refuses a negative reward.
     """
 
-    name: ClassVar[str] = "max_rl"
+    info: ClassVar[MethodInfo] = M.MAX_RL
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
 
     def update(self, batch: Any, **kwargs: Any) -> Any:
@@ -60,11 +62,15 @@ class RAE(Method):
     object (``baselines``, ``reset()``); the knobs stay frozen. Works at group_size 1.
     """
 
-    name: ClassVar[str] = "rae"
+    info: ClassVar[MethodInfo] = M.RAE
     decay: _float_knob(0.0, 1.0, D.RAE_DECAY, lo_open=False, hi_open=True) = D.RAE_DECAY
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
 
     _baselines: dict[str, float] = PrivateAttr(default_factory=dict)
+
+    @property
+    def stateful(self) -> bool:
+        return True
 
     @property
     def baselines(self) -> dict[str, float]:

@@ -7,6 +7,8 @@ from typing import Any, ClassVar, Union
 
 from pydantic import PrivateAttr, field_validator, model_validator
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.objects.base import Method, _choice, _float_knob, _int_knob
 
@@ -20,7 +22,7 @@ class GroupwiseGrading(Method):
     ``grader`` may be None only for a preview (shaping is then skipped and said so).
     """
 
-    name: ClassVar[str] = "groupwise_grading"
+    info: ClassVar[MethodInfo] = M.GROUPWISE_GRADING
     grader: Union[Callable[..., Any], None] = None
     mode: _choice(D.GROUPWISE_MODES, D.GROUPWISE_MODE) = D.GROUPWISE_MODE
     rubrics: Any = None
@@ -100,7 +102,7 @@ class ReinforceAda(Method):
     one right), and keeps ``keep`` samples per prompt with A = r - (pass rate over everything drawn).
     """
 
-    name: ClassVar[str] = "reinforce_ada"
+    info: ClassVar[MethodInfo] = M.REINFORCE_ADA
     keep: _int_knob(2, D.REINFORCE_ADA_KEEP) = D.REINFORCE_ADA_KEEP
     round_size: _int_knob(1, D.REINFORCE_ADA_ROUND_SIZE) = D.REINFORCE_ADA_ROUND_SIZE
     max_rounds: _int_knob(1, D.REINFORCE_ADA_MAX_ROUNDS) = D.REINFORCE_ADA_MAX_ROUNDS

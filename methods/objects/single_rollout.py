@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import field_validator
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.objects.base import TEMPERATURE, Method, _float_knob, _int_knob, _optional_rate, _pair
 
@@ -17,7 +19,8 @@ class FlashReinforce(Method):
     See ``methods.rules.single_rollout.flash_reinforce_update`` for the rule and its normalization.
     """
 
-    name: ClassVar[str] = "flash_reinforce"
+    info: ClassVar[MethodInfo] = M.FLASH_REINFORCE
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     batch: ClassVar[int] = D.FLASH_REINFORCE_BATCH
 
@@ -54,7 +57,8 @@ class SAO(Method):
     See ``methods.rules.single_rollout.sao_update``.
     """
 
-    name: ClassVar[str] = "sao"
+    info: ClassVar[MethodInfo] = M.SAO
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     gamma: ClassVar[float] = D.SAO_GAMMA
     batch: ClassVar[int] = D.SAO_BATCH
@@ -97,7 +101,8 @@ class BPCO(Method):
     See ``methods.rules.single_rollout.bpco_update``.
     """
 
-    name: ClassVar[str] = "bpco"
+    info: ClassVar[MethodInfo] = M.BPCO
+    off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
 
     clip: _float_knob(0.0, 1.0, D.BPCO_CLIP) = D.BPCO_CLIP

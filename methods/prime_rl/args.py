@@ -7,26 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pick_a_method.methods import defaults as D
-from pick_a_method.common.write import show  # noqa: F401 - one way to cut a value short in every writer
+from pick_a_method.common.next_step import is_placeholder
+from pick_a_method.common import methods as M
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import show
+from pick_a_method.methods.config_result import as_int
 from pick_a_method.methods.prime_rl.constants import TASKSET_ID
-
-TOML_INT_MAX = 2**63 - 1  # TOML integers are 64-bit signed (toml.io v1.0.0, "Integer")
-# Methods route may advise that are not RL: TRL's trainers write them (methods/trl/plan.py, TRAINER_METHODS).
-TRL_ONLY = {"sft": "SFT on the passing rows (TRL's SFTTrainer)", "dpo": "DPO on chosen/rejected pairs (TRL's DPOTrainer)"}
-
-
-def as_int(name: str, value: Any, lo: int, fix: str) -> int:
-    # int first: float() of an int past 1.8e308 raises OverflowError
-    ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
-    if not ok:
-        raise ValueError(f"{name} must be a whole number >= {lo}; got {show(value)}. {fix}")
-    value = int(value)
-    if value < lo:
-        raise ValueError(f"{name} must be >= {lo}; got {show(value)}. {fix}")
-    if value > TOML_INT_MAX:
-        raise ValueError(f"{name} must be at most 2**63 - 1 (TOML integers are 64-bit); got {show(value)}. {fix}")
-    return value
 
 
 def check_model(model: Any) -> str:
@@ -82,10 +68,6 @@ def check_taskset(taskset: Any) -> str:
     return text
 
 
-def is_placeholder(text: str) -> bool:
-    return text.startswith("<") and text.endswith(">")
-
-
 def split_gpus(gpus: Any) -> tuple[int, int]:
     fix = (
         "prime-rl's `rl` runs vLLM inference and the trainer on separate GPUs, so it needs at least 2 "
@@ -103,39 +85,8 @@ def split_gpus(gpus: Any) -> tuple[int, int]:
         n_inf = as_int("gpus['inference']", gpus["inference"], 1, fix)
         n_tr = as_int("gpus['trainer']", gpus["trainer"], 1, fix)
         return n_inf, n_tr
-    total = as_int("gpus", gpus, D.PRIME_RL_GPUS, fix)
+    total = as_int("gpus", gpus, TRAINERS[M.PRIME_RL].gpus, fix)
     return total // 2, total - total // 2
-
-
-def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
-    from pick_a_method.methods.objects import Method, make_method  # lazy: methods/__init__ may import this module
-
-    if knobs is not None and not isinstance(knobs, Mapping):
-        raise ValueError(f"knobs must be a mapping of the method's knobs, e.g. {{'group_size': 4}}; got {knobs!r}")
-    if isinstance(method, Method):
-        if knobs:
-            raise ValueError(
-                "knobs apply only when method is given by name; build the object with its knobs instead "
-                f"(got {type(method).__name__} and knobs {dict(knobs)!r})"
-            )
-        return method
-    name = method.get("name") if isinstance(method, Mapping) else method
-    if isinstance(name, str) and name.strip().lower().replace("-", "_") in TRL_ONLY:
-        raise ValueError(
-            f"method {name.strip()!r} is not an RL method: prime_rl_config writes prime-rl's RL run (`rl`). Write "
-            f"{TRL_ONLY[name.strip().lower().replace('-', '_')]} with trl_config(method={name.strip().lower()!r}, "
-            f"model=<the model>) instead."
-        )
-    if isinstance(method, Mapping):  # {"name": "grpo", **knobs}, as JSON clients may send it
-        spec = dict(method)
-        name = spec.pop("name", None)
-        return make_method(name, **spec, **dict(knobs or {}))
-    if not isinstance(method, str) or not method.strip():
-        raise ValueError(
-            "method must be a method name (grpo, max_rl, rae, opd, opsd, async) or a method object; "
-            f"got {method!r}"
-        )
-    return make_method(method.strip(), **dict(knobs or {}))
 
 
 def is_local_path(model: str) -> bool:
@@ -175,12 +126,6 @@ def check_text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 or c == "\x7f" for c in value):
         raise ValueError(f"{name} must be one line of non-empty text; got {show(value)}")
     return value.strip()
-
-
-def check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false; got {show(value)}")
-    return value
 
 
 def split_nodes(nodes: Any) -> tuple[int, int] | None:

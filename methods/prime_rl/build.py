@@ -25,11 +25,9 @@ from pick_a_method.methods.prime_rl.constants import (
 )
 from pick_a_method.methods.prime_rl import knobs as K
 from pick_a_method.methods.prime_rl.args import (
-    as_int,
     check_model,
     check_taskset,
     is_local_path,
-    resolve_method,
     split_gpus,
     split_nodes,
 )
@@ -46,9 +44,11 @@ from pick_a_method.methods.prime_rl.renderers import (
 )
 from pick_a_method.methods.prime_rl.rules import validate_prime_rl
 from pick_a_method.methods.prime_rl import report as R
-from pick_a_method.methods.prime_rl.schema import get_path
+from pick_a_method.common.dotted import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
-from pick_a_method.methods.config_result import TrainerConfig
+from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
+from pick_a_method.common.methods import PRIME_RL
+from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
 from pick_a_method.common.write import write_config
 
 # ================================================================================================
@@ -77,8 +77,8 @@ def prime_rl_config(
     model: str | None = None,
     out: str | os.PathLike[str] | None = None,
     gpus: int | Mapping[str, int] | None = None,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     overrides: Mapping[str, Any] | None = None,
     overwrite: bool = False,
@@ -147,7 +147,7 @@ def prime_rl_config(
         per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
         n_infer, n_train = (n * (per_node or PRIME_RL_GPUS_PER_NODE) for n in node_split)
     else:
-        n_infer, n_train = split_gpus(D.PRIME_RL_GPUS if gpus is None else gpus)
+        n_infer, n_train = split_gpus(TRAINERS[PRIME_RL].gpus if gpus is None else gpus)
     steps = as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
     batch = as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
     if not isinstance(lora, bool):

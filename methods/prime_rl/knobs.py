@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pick_a_method.methods.config_result import as_bool, as_int
 from pick_a_method.methods.prime_rl.args import (
     as_float,
-    as_int,
-    check_bool,
     check_mapping,
     check_name,
     check_taskset,
@@ -60,7 +59,7 @@ def apply_wandb(config: dict[str, Any], wandb: Any, out: Applied) -> None:
     for key in ("project", "name", "entity"):
         if key in spec:
             table[key] = check_text(f"wandb['{key}']", spec[key])
-    offline = check_bool("wandb['offline']", spec.get("offline", False))
+    offline = as_bool("wandb['offline']", spec.get("offline", False))
     if offline:
         # `rl` always runs W&B in shared mode, which needs the server: the shared block refuses offline,
         # and the per-process blocks (which must agree on the project) take it (SharedWandbConfig).
@@ -166,7 +165,7 @@ def apply_slurm(config: dict[str, Any], slurm: Any, run_name: str | None, label:
         if key == "cleanup_grace_period":
             table[key] = as_int("slurm['cleanup_grace_period']", value, 0, "seconds before teardown.")
         elif key == "shared_fs":
-            table[key] = check_bool("slurm['shared_fs']", value)
+            table[key] = as_bool("slurm['shared_fs']", value)
         else:
             table[key] = check_text(f"slurm['{key}']", value)
         out.honored[f"slurm.{key}"] = f"slurm.{key}"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pick_a_method.methods.prime_rl.schema import get_path
+from pick_a_method.common.dotted import get_path
 
 _MISSING = object()
 

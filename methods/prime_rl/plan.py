@@ -9,10 +9,16 @@ what to do instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.identity import model_params_b
+from pick_a_method.common.methods import MethodInfo
+from pick_a_method.common.next_step import placeholder
 from pick_a_method.methods import defaults as D
+from pick_a_method.methods.plans import Plans
 from pick_a_method.methods.prime_rl.constants import (
     NON_THINKING_MODEL,
     OPD_TEACHER_BASE_URL,
@@ -21,12 +27,13 @@ from pick_a_method.methods.prime_rl.constants import (
     QWEN3_HYBRID,
     THINKING_MODEL,
 )
-from pick_a_method.routing import defaults as ROUTING
-from pick_a_method.common.identity import model_params_b
 
 # ================================================================================================
-# Refusals for methods prime-rl cannot run (prime-rl.md sections 3 and 4)
+# Refusals for methods prime-rl cannot run (prime-rl's algorithm and loss types at the targeted commit:
+# src/prime_rl/orchestrator/advantage.py and src/prime_rl/trainer/rl/loss.py)
 # ================================================================================================
+
+PLANS: Plans[Callable[..., "Plan"]] = Plans(M.PRIME_RL, "prime_rl_config")
 
 _WHY_NOT_SINGLE_ROLLOUT = (
     "prime-rl's reward advantages are group-relative (grpo, max_rl: zero with one rollout per prompt) or an "
@@ -36,43 +43,43 @@ _WHY_NOT_SINGLE_ROLLOUT = (
 )
 _FIX_SINGLE_ROLLOUT = (
     "Fix: run {name}'s own update rule in your trainer (methods.make_method({name!r}).update(batch); the "
-    "preview_update tool shows what it keeps on a logged batch), or ask this tool for method='rae' with "
+    "preview_update tool shows what it keeps on a logged batch), or ask this tool for method='{rae}' with "
     "knobs={{'group_size': 1}} (REINFORCE with an EMA baseline, which prime-rl runs at one rollout per prompt)."
 )
-_REFUSED: dict[str, tuple[str, str]] = {
-    "flash_reinforce": ("FlashReinforce", "(a batch-mean baseline and a sequence trust gate)"),
-    "sao": ("SAO", "(a value critic with length-adaptive GAE)"),
-    "bpco": ("BPCO", "(a bounded value critic and a clipped DPPO step)"),
+_SINGLE_NEEDS = {
+    M.FLASH_REINFORCE: "(a batch-mean baseline and a sequence trust gate)",
+    M.SAO: "(a value critic with length-adaptive GAE)",
+    M.BPCO: "(a bounded value critic and a clipped DPPO step)",
 }
 
 
-def _refuse_other(name: str) -> None:
-    if name in _REFUSED:
-        label, needs = _REFUSED[name]
-        raise ValueError(
-            f"prime-rl cannot run {label}: "
-            + _WHY_NOT_SINGLE_ROLLOUT.format(name=label, needs=needs)
-            + " "
-            + _FIX_SINGLE_ROLLOUT.format(name=name)
-        )
-    if name == "groupwise_grading":
-        raise ValueError(
-            "prime-rl has no groupwise-grading algorithm: GroupwiseGrading reshapes rewards or advantages inside "
+@PLANS.refuses(*_SINGLE_NEEDS)
+def _single_rollout(m: MethodInfo) -> str:
+    return (f"prime-rl cannot run {m.label}: " + _WHY_NOT_SINGLE_ROLLOUT.format(name=m.label, needs=_SINGLE_NEEDS[m])
+            + " " + _FIX_SINGLE_ROLLOUT.format(name=m.name, rae=M.RAE))
+
+
+@PLANS.refuses(M.GROUPWISE_GRADING)
+def _groupwise(m: MethodInfo) -> str:
+    return ("prime-rl has no groupwise-grading algorithm: GroupwiseGrading reshapes rewards or advantages inside "
             "each group with a grader, and prime-rl's advantages come from the taskset's reward alone. Fix: put "
-            "the grading into the taskset's reward function, then ask for method='grpo' (or run "
-            "GroupwiseGrading.update in your own trainer)."
-        )
-    if name == "reinforce_ada":
-        raise ValueError(
-            "prime-rl has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its group "
-            "splits, and prime-rl draws a fixed group_size per prompt. Fix: ask for method='grpo' with a larger "
+            f"the grading into the taskset's reward function, then ask for method='{M.GRPO}' (or run "
+            "GroupwiseGrading.update in your own trainer).")
+
+
+@PLANS.refuses(M.REINFORCE_ADA)
+def _reinforce_ada(m: MethodInfo) -> str:
+    return ("prime-rl has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its group "
+            f"splits, and prime-rl draws a fixed group_size per prompt. Fix: ask for method='{M.GRPO}' with a larger "
             "group_size (e.g. knobs={'group_size': 16}, with a batch that is a multiple of it), or run "
-            "ReinforceAda in your own sampler."
-        )
-    raise ValueError(
-        f"prime-rl_config writes grpo, max_rl, rae, opd, opsd and async variants of them; {name!r} is not one. "
-        "Fix: pick one of those methods."
-    )
+            "ReinforceAda in your own sampler.")
+
+
+@PLANS.refuses(M.SFT, M.DPO)
+def _supervised(m: MethodInfo) -> str:
+    what = {M.SFT: "SFT on the passing rows (TRL's SFTTrainer)", M.DPO: "DPO on chosen/rejected pairs (TRL's DPOTrainer)"}
+    return (f"method {m.name!r} is not an RL method: prime_rl_config writes prime-rl's RL run (`rl`). Write "
+            f"{what[m]} with trl_config(method={m.name!r}, model={placeholder('model')}) instead.")
 
 
 # ================================================================================================
@@ -116,110 +123,110 @@ def _distillation_plan(obj: Any, algo: dict[str, Any], *, lora: bool, **algo_key
     return plan
 
 
-def _plan_inner(obj: Any, *, model: str, lora: bool) -> Plan:
-    name = obj.name
-    if name in ("grpo", "max_rl", "rae"):
-        plan = Plan(
-            algo={"type": name},
-            group_size=obj.group_size,
-            temperature=D.RL_TEMPERATURE,
-            max_tokens=D.RL_MAX_TOKENS,
-            lr=D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL,
+@PLANS.writes(M.GRPO, M.MAX_RL, M.RAE)
+def _grouped(obj: Any, *, model: str, lora: bool) -> Plan:
+    # prime-rl's [orchestrator.algo] type is the method's name in the table (grpo, max_rl, rae, opd, opsd)
+    plan = Plan(
+        algo={"type": obj.name},
+        group_size=obj.group_size,
+        temperature=D.RL_TEMPERATURE,
+        max_tokens=D.RL_MAX_TOKENS,
+        lr=D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL,
+    )
+    plan.honored["group_size"] = "orchestrator.group_size"
+    if getattr(obj, "normalize_std", False):
+        plan.ignored["normalize_std"] = (
+            "prime-rl's grpo advantage is reward minus the group mean with no std division, and no key turns "
+            "the division on; use GRPO.update in your own trainer for the std-normalized form."
         )
-        plan.honored["group_size"] = "orchestrator.group_size"
-        if name == "grpo" and getattr(obj, "normalize_std", False):
-            plan.ignored["normalize_std"] = (
-                "prime-rl's grpo advantage is reward minus the group mean with no std division, and no key turns "
-                "the division on; use GRPO.update in your own trainer for the std-normalized form."
-            )
-        if name == "rae":
-            plan.algo["decay"] = obj.decay
-            plan.honored["decay"] = "orchestrator.algo.decay"
-        return plan
-    if name == "opd":
-        plan = _distillation_plan(
-            obj,
-            {"type": "opd", "teacher": {"name": obj.teacher, "base_url": obj.base_url or OPD_TEACHER_BASE_URL}},
-            lora=lora,
-            teacher="orchestrator.algo.teacher.name",
-            base_url="orchestrator.algo.teacher.base_url",
-        )
-        plan.ignored["top_k"] = (
-            f"prime-rl's opd scores each sampled token with the teacher's prefill log-prob (reverse KL on sampled "
-            f"tokens); {PRIME_RL_TAG} has no top-k support key, so top_k={obj.top_k} is not used."
-        )
-        if obj.divergence != "reverse_kl":
-            plan.ignored["divergence"] = (
-                f"prime-rl's opd loss is fixed to reverse KL (its ref_kl component; [trainer.loss] configures only "
-                f"the rl component), so divergence={obj.divergence} is not used. For {obj.divergence}, run "
-                "OPD.update in your own trainer."
-            )
-        if obj.base_url is None:
-            plan.warnings.append(
-                f"The OPD teacher has no base_url, so the config points at {OPD_TEACHER_BASE_URL}. `rl` does not start "
-                f"the teacher: serve it first on its own GPU(s), e.g. `CUDA_VISIBLE_DEVICES=<free gpu> uv run inference "
-                f"--vllm.model {obj.teacher} --server.port {OPD_TEACHER_PORT}` (it must return prompt log-probs, which "
-                "vLLM does), or pass knobs={'base_url': ...}."
-            )
-        return plan
-    if name == "opsd":
-        demo_key = obj.privileged
-        if demo_key.startswith("info.") and demo_key.count(".") == 1:
-            demo_key = demo_key[len("info."):]
-        elif "." in demo_key:
-            raise ValueError(
-                f"prime-rl's opsd looks the privileged text up by one key (demo_key), first in each row's `info`, "
-                f"then as a top-level field; privileged={obj.privileged!r} is a nested path it cannot follow. Fix: "
-                "put the text in a top-level or info field of the taskset rows and pass that field's name."
-            )
-        plan = _distillation_plan(
-            obj,
-            {"type": "opsd", "demo_key": demo_key, "template": obj.template},
-            lora=lora,
-            privileged="orchestrator.algo.demo_key",
-            template="orchestrator.algo.template",
-        )
-        anchor = obj.anchor.partition(":")[0]
-        if anchor == "live":
-            plan.honored["anchor"] = "orchestrator.algo (prime-rl's opsd always scores against the live policy)"
-        else:
-            plan.ignored["anchor"] = (
-                f"prime-rl's opsd scores against the live policy given the demonstration; {PRIME_RL_TAG} keeps no "
-                f"EMA or frozen copy of the weights, so anchor={obj.anchor} runs as anchor='live'."
-            )
-        if obj.divergence != "reverse_kl":
-            plan.ignored["divergence"] = (
-                f"prime-rl's opsd loss is fixed to reverse KL (the ref_kl component), so divergence={obj.divergence} "
-                "is not used; run OPSD.update in your own trainer for it."
-            )
-        size = model_params_b(model)
-        if size is None:
-            plan.warnings.append(
-                f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
-                f"about {ROUTING.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
-            )
-        elif size < ROUTING.OPSD_MIN_PARAMS_B:
-            plan.warnings.append(
-                f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
-                f"{ROUTING.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
-            )
-        if _is_thinking(model):
-            plan.warnings.append(
-                f"{model} is a thinking model: OPSD can cost points on thinking models (Kaur et al. 2026, "
-                "arXiv:2607.05184). Compare against grpo on a held-out set before trusting it."
-            )
-        return plan
-    _refuse_other(name)
-    raise AssertionError("unreachable")  # pragma: no cover
+    if obj.stateful:  # rae's EMA baseline
+        plan.algo["decay"] = obj.decay
+        plan.honored["decay"] = "orchestrator.algo.decay"
+    return plan
 
 
-def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
-    """(the plan, the method's label in messages: its name, or "async <inner>")."""
-    if obj.name != "async":
-        return _plan_inner(obj, model=model, lora=lora), obj.name
+@PLANS.writes(M.OPD)
+def _opd(obj: Any, *, model: str, lora: bool) -> Plan:
+    plan = _distillation_plan(
+        obj,
+        {"type": obj.name, "teacher": {"name": obj.teacher, "base_url": obj.base_url or OPD_TEACHER_BASE_URL}},
+        lora=lora,
+        teacher="orchestrator.algo.teacher.name",
+        base_url="orchestrator.algo.teacher.base_url",
+    )
+    plan.ignored["top_k"] = (
+        f"prime-rl's opd scores each sampled token with the teacher's prefill log-prob (reverse KL on sampled "
+        f"tokens); {PRIME_RL_TAG} has no top-k support key, so top_k={obj.top_k} is not used."
+    )
+    if obj.divergence != "reverse_kl":
+        plan.ignored["divergence"] = (
+            f"prime-rl's opd loss is fixed to reverse KL (its ref_kl component; [trainer.loss] configures only "
+            f"the rl component), so divergence={obj.divergence} is not used. For {obj.divergence}, run "
+            "OPD.update in your own trainer."
+        )
+    if obj.base_url is None:
+        plan.warnings.append(
+            f"The OPD teacher has no base_url, so the config points at {OPD_TEACHER_BASE_URL}. `rl` does not start "
+            f"the teacher: serve it first on its own GPU(s), e.g. `CUDA_VISIBLE_DEVICES=<free gpu> uv run inference "
+            f"--vllm.model {obj.teacher} --server.port {OPD_TEACHER_PORT}` (it must return prompt log-probs, which "
+            "vLLM does), or pass knobs={'base_url': ...}."
+        )
+    return plan
+
+
+@PLANS.writes(M.OPSD)
+def _opsd(obj: Any, *, model: str, lora: bool) -> Plan:
+    demo_key = obj.privileged
+    if demo_key.startswith("info.") and demo_key.count(".") == 1:
+        demo_key = demo_key[len("info."):]
+    elif "." in demo_key:
+        raise ValueError(
+            f"prime-rl's opsd looks the privileged text up by one key (demo_key), first in each row's `info`, "
+            f"then as a top-level field; privileged={obj.privileged!r} is a nested path it cannot follow. Fix: "
+            "put the text in a top-level or info field of the taskset rows and pass that field's name."
+        )
+    plan = _distillation_plan(
+        obj,
+        {"type": obj.name, "demo_key": demo_key, "template": obj.template},
+        lora=lora,
+        privileged="orchestrator.algo.demo_key",
+        template="orchestrator.algo.template",
+    )
+    anchor = obj.anchor.partition(":")[0]
+    if anchor == "live":
+        plan.honored["anchor"] = "orchestrator.algo (prime-rl's opsd always scores against the live policy)"
+    else:
+        plan.ignored["anchor"] = (
+            f"prime-rl's opsd scores against the live policy given the demonstration; {PRIME_RL_TAG} keeps no "
+            f"EMA or frozen copy of the weights, so anchor={obj.anchor} runs as anchor='live'."
+        )
+    if obj.divergence != "reverse_kl":
+        plan.ignored["divergence"] = (
+            f"prime-rl's opsd loss is fixed to reverse KL (the ref_kl component), so divergence={obj.divergence} "
+            "is not used; run OPSD.update in your own trainer for it."
+        )
+    size = model_params_b(model)
+    if size is None:
+        plan.warnings.append(
+            f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
+            f"about {M.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
+        )
+    elif size < M.OPSD_MIN_PARAMS_B:
+        plan.warnings.append(
+            f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
+            f"{M.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
+        )
+    if _is_thinking(model):
+        plan.warnings.append(
+            f"{model} is a thinking model: OPSD can cost points on thinking models (Kaur et al. 2026, "
+            "arXiv:2607.05184). Compare against grpo on a held-out set before trusting it."
+        )
+    return plan
+
+
+@PLANS.writes(M.ASYNC)
+def _async(obj: Any, *, model: str, lora: bool) -> Plan:
     inner = obj.inner
-    if inner.name not in ("grpo", "max_rl", "rae", "opd", "opsd"):
-        _refuse_other(inner.name)
     correction = obj.correction
     if correction in ("icepop", "tis"):
         low, high = obj.ratio
@@ -237,12 +244,12 @@ def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
             "trainer runs, then pass overrides={'trainer.loss': {'type': 'custom', 'import_path': "
             "'your_module.your_loss', 'kwargs': {...}}} together with correction='ipo'."
         )
-    plan = _plan_inner(inner, model=model, lora=lora)
+    plan = PLANS.plan_of(inner.info)(inner, model=model, lora=lora)
     plan.honored = {f"method.{k}": v for k, v in plan.honored.items()}
     plan.ignored = {f"method.{k}": v for k, v in plan.ignored.items()}
     plan.off_policy_steps = obj.off_policy_steps
     plan.honored["off_policy_steps"] = "orchestrator.max_off_policy_steps"
-    if inner.name in ("opd", "opsd"):
+    if inner.info.distill:
         why = (
             f"[trainer.loss] configures only the rl component; {inner.name}'s ref_kl loss is fixed in {PRIME_RL_TAG}, "
             "so no per-token correction applies to it"
@@ -260,7 +267,13 @@ def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
             "off_policy_steps=0: prime-rl always runs the trainer one step ahead of inference, so a bound of 0 may "
             "discard most rollouts; 1 is the tightest bound that keeps the pipeline full."
         )
-    return plan, f"async {inner.name}"
+    return plan
+
+
+def method_plan(obj: Any, *, model: str, lora: bool) -> tuple[Plan, str]:
+    """(the plan, the method's label in messages: its name, or "async <inner>"); a method prime-rl cannot run is
+    refused with the reason and the fix."""
+    return PLANS.plan_of(obj.info)(obj, model=model, lora=lora), obj.full_name
 
 
 def _is_thinking(model: str) -> bool:

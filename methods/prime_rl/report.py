@@ -13,7 +13,8 @@ import tomli_w
 from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.constants import LAUNCH_ONLY_CHECKS, PRIME_RL_TAG, PRIME_RL_VERSION
 from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
-from pick_a_method.methods.prime_rl.schema import VERSION_NOTES, get_path
+from pick_a_method.common.dotted import get_path
+from pick_a_method.methods.prime_rl.schema import VERSION_NOTES
 from pick_a_method.common.next_step import NextStep
 
 

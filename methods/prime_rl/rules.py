@@ -20,7 +20,8 @@ from pick_a_method.methods.prime_rl.constants import (
 )
 from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.renderers import MODEL_RENDERER_MAP, RENDERERS_VERSION
-from pick_a_method.methods.prime_rl.schema import check_keys, get_path
+from pick_a_method.common.dotted import get_path
+from pick_a_method.methods.prime_rl.schema import check_keys
 
 # Shared key -> the sub-config keys it fills when they are unset; a different value at both raises
 # (utils/validation.py, propagate_shared_fields).

@@ -592,19 +592,6 @@ def _join(where: str, key: Any) -> str:
     return f"{where}.{key}" if where else str(key)
 
 
-def get_path(node: Any, dotted: str, default: Any = None) -> Any:
-    """The value at a dotted path such as "orchestrator.algo.type", whose parts may index lists
-    ("orchestrator.eval.source.0.env"), or ``default`` when any part is missing."""
-    for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return default
-    return node
-
-
 def check_keys(config: Mapping[str, Any]) -> list[str]:
     """Keys, types and ranges of an `rl` config against the schema above (the cross-field rules are
     in ``rules.py``)."""

@@ -106,7 +106,7 @@ def async_update(
         "validate": validate, "distributed": distributed, "process_group": process_group, "stats": stats,
         "within_async": True,
     }
-    if inner.name == "rae":
+    if inner.stateful:
         kwargs["commit"] = commit
     base = inner.update(b, **kwargs)
     blp = b.behavior_logprobs

@@ -86,7 +86,7 @@ def distill_update(
     teacher_prefers_share (tokens where the teacher's log-prob is higher), capped_token_share
     (forward_kl tokens whose pi_T/pi_S hit ratio_cap).
     """
-    who = "OPD" if method.name == "opd" else "OPSD"
+    who = method.info.label
     hint = (
         "Score the student's sampled tokens with the teacher (a server that returns prompt log-probs) and put them "
         "in each trajectory's teacher_logprobs."

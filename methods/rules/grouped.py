@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from pick_a_method.common import methods as M
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.batch import Batch
 from pick_a_method.methods.rules._common import (
@@ -82,6 +83,28 @@ def max_rl_advantages(R: torch.Tensor, gid: torch.Tensor) -> torch.Tensor:
     return torch.where(ok, (R - m) / torch.where(ok, m, torch.ones_like(m)), torch.zeros_like(R))
 
 
+def _grpo(method: Any, R: torch.Tensor, gid: torch.Tensor, *_: Any) -> torch.Tensor:
+    return grpo_advantages(R, gid, bool(method.normalize_std))
+
+
+def _max_rl(method: Any, R: torch.Tensor, gid: torch.Tensor, mean: torch.Tensor, counts: torch.Tensor,
+            notes: list[str], validate: bool) -> torch.Tensor:
+    if validate and bool((R < 0).any()):
+        i = int(torch.nonzero(R < 0)[0])
+        raise ValueError(
+            f"trajectory {i}: reward is {float(R[i])!r}; max_rl divides by the group's mean pass rate and "
+            "needs rewards >= 0 (use grpo for signed rewards)"
+        )
+    zero_mean = int(((mean <= 0) & (counts > 1)).sum())
+    if zero_mean:
+        notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
+    return max_rl_advantages(R, gid)
+
+
+# Each group-relative method's advantage, under its entry in the method table (rae keeps a baseline instead).
+GROUP_ADVANTAGES = {M.GRPO: _grpo, M.MAX_RL: _max_rl}
+
+
 def rae_advantages(
     R: torch.Tensor, agents: list[str], baselines: dict[str, float], decay: float
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -129,13 +152,12 @@ def grouped_update(
     notes: list[str] = []
     stats_out: dict[str, float] = {}
 
-    if name == "rae":
+    if method.stateful:  # rae: an EMA baseline per agent, read before each trajectory's reward moves it
         agents = b.agents or [D.RAE_DEFAULT_AGENT] * B
         agents = [a or D.RAE_DEFAULT_AGENT for a in agents]
-        A, state = rae_advantages(R, agents, method._baselines, float(method.decay))
+        A, state = rae_advantages(R, agents, method.baselines, float(method.decay))
         if commit:
-            method._baselines.clear()
-            method._baselines.update(state)
+            method.reset(state)
         stats_out["agents"] = float(len(set(agents)))
         stats_out["mean_baseline"] = sum(state.values()) / len(state)
         if not commit:
@@ -143,19 +165,7 @@ def grouped_update(
     else:
         gid = group_index(b, method.group_size, name)
         mean, counts = group_means(R, gid)
-        if name == "max_rl":
-            if validate and bool((R < 0).any()):
-                i = int(torch.nonzero(R < 0)[0])
-                raise ValueError(
-                    f"trajectory {i}: reward is {float(R[i])!r}; max_rl divides by the group's mean pass rate and "
-                    "needs rewards >= 0 (use grpo for signed rewards)"
-                )
-            A = max_rl_advantages(R, gid)
-            zero_mean = int(((mean <= 0) & (counts > 1)).sum())
-            if zero_mean:
-                notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
-        else:
-            A = grpo_advantages(R, gid, bool(method.normalize_std))
+        A = GROUP_ADVANTAGES[method.info](method, R, gid, mean, counts, notes, validate)
         if not stats:
             red = reducer(distributed, process_group)
             return advantage_update(name, b, mf, A, global_action_tokens(L, red, b.device), {}, [])

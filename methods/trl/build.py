@@ -27,8 +27,9 @@ from pick_a_method.methods.config_result import (
 )
 from pick_a_method.common.write import write_config
 from pick_a_method.methods.trl import constants as C
-from pick_a_method.methods.trl.plan import TRAINER_METHODS, method_plan, reward_placeholder
+from pick_a_method.methods.trl.plan import method_plan, reward_placeholder
 from pick_a_method.common.next_step import NextStep
+from pick_a_method.common.trainers import BATCH, STEPS
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
@@ -44,8 +45,8 @@ def trl_config(
     out: str | os.PathLike[str] | None = None,
     gpus: int = 1,
     nodes: int = 1,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     vllm: bool = True,
     overrides: Any = None,
@@ -80,12 +81,12 @@ def trl_config(
     lora, vllm, overwrite = as_bool("lora", lora), as_bool("vllm", vllm), as_bool("overwrite", overwrite)
     funcs = _reward_funcs(reward_funcs)
     pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs, extra=TRAINER_METHODS)
+    obj = resolve_method(method, knobs)
     plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
 
     processes = gpus * nodes
     per_device, accumulation = _split_batch(batch, processes, plan.keys.get("num_generations"),
-                                            whole_groups_per_process=_name(obj) == "groupwise_grading")
+                                            whole_groups_per_process=plan.whole_groups_per_process)
     config: dict[str, Any] = {"model_name_or_path": model, "dtype": "bfloat16",
                               "dataset_name": dataset or placeholder("your dataset")}
     if dataset is None:
@@ -170,10 +171,6 @@ def _reward_funcs(value: Any) -> list[str]:
             raise ValueError(f"reward_funcs entry {text!r} is not a Python name or dotted import path")
         out.append(text)
     return out
-
-
-def _name(obj: Any) -> str:
-    return obj[0] if isinstance(obj, tuple) else obj.name
 
 
 def _generation_batch(config: dict[str, Any], processes: int, overrides: dict[str, Any], notes: list[str]) -> None:

@@ -5,54 +5,59 @@ what to do instead).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.config_result import Plan, check_teacher_tokenizer, placeholder, show
+from pick_a_method.methods.plans import Plans
 from pick_a_method.methods.trl import constants as C
 
-TRAINER_METHODS = ("sft", "dpo")  # trainer-level methods with no method object
+PLANS: Plans[Callable[..., tuple[str, float]]] = Plans(M.TRL, "trl_config")
 
 _SINGLE = (
     "Upstream TRL {v} has no trainer for {label} {needs}: GRPOTrainer's advantage is group-relative (zero with one "
     "rollout per prompt, and GRPOConfig refuses num_generations < 2). Writing the nearest GRPO config under "
     "{label}'s name would train a different method. Fix: run {label}'s own update rule in your loop "
     "(methods.make_method({name!r}).update(batch) gives per-token coefficients; subclass GRPOTrainer and use them "
-    "in _compute_loss), or ask for method='grpo' with group_size >= {g}, which is a different method."
+    "in _compute_loss), or ask for method='{grpo}' with group_size >= {g}, which is a different method."
 )
-_REFUSED = {
-    "flash_reinforce": ("FlashReinforce", "(a batch-mean baseline and a sequence trust gate)"),
-    "sao": ("SAO", "(a value critic with length-adaptive GAE)"),
-    "bpco": ("BPCO", "(a bounded value critic and a clipped DPPO step)"),
-    "rae": ("rae", "(a per-agent EMA baseline)"),
+_SINGLE_NEEDS = {
+    M.FLASH_REINFORCE: "(a batch-mean baseline and a sequence trust gate)",
+    M.SAO: "(a value critic with length-adaptive GAE)",
+    M.BPCO: "(a bounded value critic and a clipped DPPO step)",
+    M.RAE: "(a per-agent EMA baseline)",
 }
 
 
-def refuse(name: str) -> None:
-    v = C.TRL_VERSION
-    if name in _REFUSED:
-        label, needs = _REFUSED[name]
-        raise ValueError(_SINGLE.format(v=v, label=label, needs=needs, name=name, g=D.GROUPED_MIN_USEFUL_GROUP))
-    if name == "max_rl":
-        raise ValueError(
-            f"TRL {v} has no max_rl advantage ((R - mean)/mean per group): GRPOConfig.scale_rewards offers only none, "
-            "group (std) and batch. Fix: run MaxRL.update in your own loop (or override GRPOTrainer's advantage), or "
-            "ask for method='grpo', which is a different advantage (reward minus group mean)."
-        )
-    if name == "opsd":
-        raise ValueError(
-            f"TRL {v}'s `trl` CLI has no self-distillation command. Its nearest counterpart is the experimental "
-            "SDFTTrainer (trl.experimental.sdft: teacher_model_kind base/live/ema, teacher_update_rate, "
+@PLANS.refuses(*_SINGLE_NEEDS)
+def _single_rollout(m: MethodInfo) -> str:
+    return _SINGLE.format(v=C.TRL_VERSION, label=m.label, needs=_SINGLE_NEEDS[m], name=m.name,
+                          g=D.GROUPED_MIN_USEFUL_GROUP, grpo=M.GRPO)
+
+
+@PLANS.refuses(M.MAX_RL)
+def _max_rl(m: MethodInfo) -> str:
+    return (f"TRL {C.TRL_VERSION} has no max_rl advantage ((R - mean)/mean per group): GRPOConfig.scale_rewards offers "
+            "only none, group (std) and batch. Fix: run MaxRL.update in your own loop (or override GRPOTrainer's "
+            f"advantage), or ask for method='{M.GRPO}', which is a different advantage (reward minus group mean).")
+
+
+@PLANS.refuses(M.OPSD)
+def _opsd(m: MethodInfo) -> str:
+    return (f"TRL {C.TRL_VERSION}'s `trl` CLI has no self-distillation command. Its nearest counterpart is the "
+            "experimental SDFTTrainer (trl.experimental.sdft: teacher_model_kind base/live/ema, teacher_update_rate, "
             "teacher_prompt_template), an unstable API driven from your own script, not from a config file. Fix: "
-            "use OPSD.update in your own loop, prime_rl_config(method='opsd'), or SDFTTrainer from a script."
-        )
-    if name == "reinforce_ada":
-        raise ValueError(
-            f"TRL {v} has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its group "
-            "splits, and GRPOTrainer draws a fixed num_generations. Fix: ask for method='grpo' with a larger group "
-            "(knobs={'group_size': 16}), or run ReinforceAda in your own sampler."
-        )
-    raise ValueError(f"trl_config writes grpo, async grpo, groupwise_grading, opd, sft and dpo; {name!r} is not one.")
+            f"use OPSD.update in your own loop, prime_rl_config(method='{m}'), or SDFTTrainer from a script.")
+
+
+@PLANS.refuses(M.REINFORCE_ADA)
+def _reinforce_ada(m: MethodInfo) -> str:
+    return (f"TRL {C.TRL_VERSION} has no adaptive sampling: ReinforceAda keeps drawing rollouts for a prompt until its "
+            f"group splits, and GRPOTrainer draws a fixed num_generations. Fix: ask for method='{M.GRPO}' with a larger "
+            "group (knobs={'group_size': 16}), or run ReinforceAda in your own sampler.")
 
 
 def _grouped(plan: Plan, group_size: int, label: str) -> None:
@@ -78,7 +83,7 @@ def _grouped(plan: Plan, group_size: int, label: str) -> None:
     plan.honored["group_size"] = "num_generations"
     plan.notes.append(
         "loss_type 'dapo' divides the summed token losses by the active tokens of the whole accumulated batch: the "
-        "project's GRPO normalization (TRL's 'grpo' loss_type is a per-sequence mean and weighs short replies more)."
+        "project's GRPO normalization (TRL's loss_type of GRPO's name is a per-sequence mean and weighs short replies more)."
     )
     plan.notes.append(
         "beta 0.0: the project's GRPO has no KL term, so no reference model is loaded. num_iterations 1 with one "
@@ -86,8 +91,18 @@ def _grouped(plan: Plan, group_size: int, label: str) -> None:
     )
 
 
-def _grpo(obj: Any, plan: Plan) -> None:
-    _grouped(plan, obj.group_size, "grpo")
+def _rl_rate(lora: bool) -> float:
+    return D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL
+
+
+@PLANS.writes(M.GRPO)
+def _grpo(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> tuple[str, float]:
+    _grpo_keys(obj, plan)
+    return C.GRPO_COMMAND, _rl_rate(lora)
+
+
+def _grpo_keys(obj: Any, plan: Plan) -> None:
+    _grouped(plan, obj.group_size, obj.name)
     plan.keys["scale_rewards"] = C.SCALE_GROUP if obj.normalize_std else C.SCALE_NONE
     plan.honored["normalize_std"] = "scale_rewards"
     if obj.normalize_std:
@@ -97,8 +112,10 @@ def _grpo(obj: Any, plan: Plan) -> None:
         )
 
 
-def _groupwise(obj: Any, plan: Plan) -> None:
-    _grouped(plan, obj.group_size, "groupwise_grading")
+@PLANS.writes(M.GROUPWISE_GRADING)
+def _groupwise(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> tuple[str, float]:
+    _grouped(plan, obj.group_size, obj.name)
+    plan.whole_groups_per_process = True  # each process's reward function shapes whole groups
     plan.keys["scale_rewards"] = C.SCALE_NONE  # GAR's values carry the mean TRL subtracts; a std division would bend them
     plan.needs.append(
         "reward_funcs: one reward function that calls GroupwiseGrading(...).shape(rewards, prompts, completions, "
@@ -115,18 +132,20 @@ def _groupwise(obj: Any, plan: Plan) -> None:
         "scale_rewards 'none' is required: GroupwiseGrading's advantage mode returns A' + mean(R), so TRL's group-mean "
         "subtraction recovers A' exactly; a std division would rescale it."
     )
+    return C.GRPO_COMMAND, _rl_rate(lora)
 
 
-def _async(obj: Any, plan: Plan, *, vllm: bool) -> None:
+@PLANS.writes(M.ASYNC)
+def _async(obj: Any, plan: Plan, *, vllm: bool, lora: bool, **_: Any) -> tuple[str, float]:
     inner = obj.inner
-    if inner.name != "grpo":
-        if inner.name in ("opd", "opsd"):
+    if inner.info is not M.GRPO:
+        if inner.info.distill:
             raise ValueError(
                 f"TRL {C.TRL_VERSION} has no async {inner.name}: DistillationTrainer samples with the current weights "
                 "(on-policy), and the async distillation trainer is experimental with no CLI. Fix: ask for "
                 f"method='{inner.name}' without Async (its samples are never stale), or prime_rl_config."
             )
-        refuse(inner.name)
+        PLANS.refuse(inner.info)
     if obj.correction == "ipo":
         raise ValueError(
             f"TRL {C.TRL_VERSION} has no ipo correction (a mask on |pi_train - pi_sampler| <= ipo_threshold, a "
@@ -140,7 +159,7 @@ def _async(obj: Any, plan: Plan, *, vllm: bool) -> None:
             "Async's correction acts on vLLM's sampling log-probs (GRPOConfig applies vllm_importance_sampling_* only "
             "with use_vllm), so it needs vllm=True."
         )
-    _grpo(inner, plan)
+    _grpo_keys(inner, plan)
     plan.prefixed("method.")
     mode = C.IS_MODE[obj.correction]
     plan.keys.update(vllm_importance_sampling_correction=True, vllm_importance_sampling_mode=mode)
@@ -161,9 +180,11 @@ def _async(obj: Any, plan: Plan, *, vllm: bool) -> None:
         "the trainer's and vLLM's log-probs of the same weights. TRL's experimental AsyncGRPOTrainer has a staleness "
         "bound (max_staleness) but none of these corrections and no CLI."
     )
+    return C.GRPO_COMMAND, _rl_rate(lora)
 
 
-def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any) -> None:
+@PLANS.writes(M.OPD)
+def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, lora: bool, **_: Any) -> tuple[str, float]:
     check_teacher_tokenizer(tokenizers_match, obj.teacher, model, plan)
     plan.keys.update(
         teacher_model_name_or_path=obj.teacher,
@@ -189,19 +210,26 @@ def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any) -> None:
     plan.warnings.append(
         f"The teacher {obj.teacher} is loaded on every training process: it needs GPU memory beside the student."
     )
+    return C.DISTILLATION_COMMAND, obj.resolved_learning_rate(lora=lora)
 
 
-def _trainer_method(name: str, knobs: dict[str, Any], plan: Plan, *, lora: bool) -> float:
-    allowed = {"sft": ("learning_rate", "max_length"), "dpo": ("learning_rate", "max_length", "beta")}[name]
+# The knobs TRL's supervised trainers take from a route (its SFTConfig and DPOConfig have many more: use overrides).
+_SUPERVISED_KNOBS = {M.SFT: ("learning_rate", "max_length"), M.DPO: ("learning_rate", "max_length", "beta")}
+
+
+@PLANS.writes(M.SFT, M.DPO)
+def _supervised(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> tuple[str, float]:
+    """SFT and DPO, TRL's own trainers (no update rule here): their few knobs, the dataset they read."""
+    knobs, allowed = obj.knobs, _SUPERVISED_KNOBS[obj.info]
     unknown = sorted(set(knobs) - set(allowed))
     if unknown:
-        raise ValueError(f"{name} takes the knobs {', '.join(allowed)}; unknown {unknown}")
+        raise ValueError(f"{obj.name} takes the knobs {', '.join(allowed)}; unknown {unknown}")
     max_length = knobs.get("max_length", C.SFT_MAX_LENGTH)
     if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
         raise ValueError(f"max_length must be a whole number >= 1 (default {C.SFT_MAX_LENGTH}); got {show(max_length)}")
     plan.keys["max_length"] = max_length
     plan.honored["max_length"] = "max_length"
-    if name == "dpo":
+    if obj.info is M.DPO:
         beta = knobs.get("beta", C.DPO_BETA)
         if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
             raise ValueError(f"beta must be a number > 0 (DPO's KL strength, default {C.DPO_BETA:g}); got {show(beta)}")
@@ -218,33 +246,15 @@ def _trainer_method(name: str, knobs: dict[str, Any], plan: Plan, *, lora: bool)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"learning_rate must be a number > 0; got {show(lr)}")
     plan.honored["learning_rate"] = "learning_rate"
-    return float(lr)
+    return obj.name, float(lr)  # TRL's `trl sft` and `trl dpo` commands carry the methods' names
 
 
 def method_plan(obj: Any, *, model: str, lora: bool, vllm: bool, tokenizers_match: Any) -> tuple[Plan, str, float]:
-    """(the plan, the `trl` subcommand, the learning rate)."""
-    if isinstance(obj, tuple):  # ("sft" | "dpo", knobs)
-        name, knobs = obj
-        plan = Plan(label=name)
-        return plan, name, _trainer_method(name, knobs, plan, lora=lora)
-    name = obj.name
-    label = f"async {obj.inner.name}" if name == "async" else name
-    plan = Plan(label=label)
-    rl_lr = D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL
-    if name == "grpo":
-        _grpo(obj, plan)
-        return plan, "grpo", rl_lr
-    if name == "groupwise_grading":
-        _groupwise(obj, plan)
-        return plan, "grpo", rl_lr
-    if name == "async":
-        _async(obj, plan, vllm=vllm)
-        return plan, "grpo", rl_lr
-    if name == "opd":
-        _opd(obj, plan, model=model, tokenizers_match=tokenizers_match)
-        return plan, "distillation", obj.resolved_learning_rate(lora=lora)
-    refuse(name)
-    raise AssertionError("unreachable")  # pragma: no cover
+    """(the plan, the `trl` subcommand, the learning rate); a method TRL cannot run is refused with the fix."""
+    plan = Plan(label=obj.full_name)
+    command, lr = PLANS.plan_of(obj.info)(obj, plan, model=model, lora=lora, vllm=vllm,
+                                          tokenizers_match=tokenizers_match)
+    return plan, command, lr
 
 
 def reward_placeholder() -> str:

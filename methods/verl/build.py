@@ -25,7 +25,6 @@ from pick_a_method.methods.config_result import (
     override_pairs,
     placeholder,
     resolve_method,
-    set_dotted,
     to_yaml,
     yaml_scalar,
 )
@@ -39,7 +38,9 @@ from pick_a_method.methods.verl.plan import (
     VERL_VERSION,
     method_plan,
 )
+from pick_a_method.common.dotted import set_path
 from pick_a_method.common.next_step import NextStep
+from pick_a_method.common.trainers import BATCH, STEPS
 
 # Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
 MICRO_BATCH_PER_GPU = 4
@@ -62,8 +63,8 @@ def verl_config(
     gpus: int = 8,
     nodes: int = 1,
     teacher_gpus: int = 2,
-    steps: int = D.PRIME_RL_STEPS,
-    batch: int = D.PRIME_RL_BATCH,
+    steps: int = STEPS,
+    batch: int = BATCH,
     lora: bool = True,
     overrides: Any = None,
     overwrite: bool = False,
@@ -93,7 +94,7 @@ def verl_config(
     reward_function = _reward_function(reward_function)
     train, val = _files("train_files", train_files), _files("val_files", val_files)
     pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs, extra=("sft", "dpo"))
+    obj = resolve_method(method, knobs)
     plan, lr = method_plan(obj, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus, lora=lora)
 
     group = plan.keys[f"{ROLLOUT}.n"]
@@ -129,7 +130,7 @@ def verl_config(
     if reward_function:
         path, name = reward_function.rsplit(":", 1)
         keys.update({"reward.custom_reward_function.path": path, "reward.custom_reward_function.name": name})
-    elif obj.name != "opd":
+    elif not obj.info.teacher:  # OPD trains on the teacher signal alone (use_task_rewards false)
         plan.needs.append("reward function: verl scores each row with its built-in scorer for the row's data_source "
                           "(gsm8k, math, ...); for your own grader pass reward_function='reward.py:compute_score'")
     if lora:
@@ -154,7 +155,7 @@ def verl_config(
     overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
     nested: dict[str, Any] = {}
     for k, v in keys.items():
-        set_dotted(nested, k, v)
+        set_path(nested, k, v)
     document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
     header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
               f"verl {VERL_VERSION}.\n# Launch: {ENTRY} --config-path <this folder> --config-name <this file's name>\n")

@@ -8,10 +8,14 @@ estimators, policy losses, ``agg_loss``), ``trainer/ppo/rollout_corr_helper.py``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.config_result import Plan, check_teacher_tokenizer
+from pick_a_method.methods.plans import Plans
 
 VERL_VERSION = "0.9.1"
 
@@ -20,6 +24,10 @@ ROLLOUT = "actor_rollout_ref.rollout"
 CORRECTION = "algorithm.rollout_correction"
 DISTILL = "distillation"
 TEACHER = "distillation.teacher_models.teacher_model"
+
+# verl's advantage estimator for GRPO and for the distillation block's policy gradient (core_algos.py
+# AdvantageEstimator.GRPO).
+ADV_ESTIMATOR = "grpo"
 
 # agg_loss "token-mean": the masked token sum over the global token count, the project's GRPO normalization.
 LOSS_AGG_MODE = "token-mean"
@@ -40,48 +48,55 @@ THRESHOLD_OVER_LAG = 1
 TEACHER_INFERENCE = f"{TEACHER}.inference"
 TEACHER_REPLICA_SIZES = {"tensor_model_parallel_size": 2, "data_parallel_size": 1, "pipeline_model_parallel_size": 1}
 
-_REFUSED = {
-    "flash_reinforce": "FlashReinforce (a batch-mean baseline and a sequence trust gate on the Bernoulli KL)",
-    "sao": "SAO (a skip-observation LA-GAE critic and a strict ratio band)",
-    "bpco": "BPCO (a bounded critic and a sign-dependent DPPO clip; its release is a verl fork, QPHutu/golden_critic)",
-    "rae": "rae (a per-agent EMA baseline)",
-    "max_rl": "max_rl ((R - mean)/mean per group)",
+PLANS: Plans[Callable[..., float]] = Plans(M.VERL, "verl_config")
+
+_NO_ESTIMATOR = {
+    M.FLASH_REINFORCE: "FlashReinforce (a batch-mean baseline and a sequence trust gate on the Bernoulli KL)",
+    M.SAO: "SAO (a skip-observation LA-GAE critic and a strict ratio band)",
+    M.BPCO: "BPCO (a bounded critic and a sign-dependent DPPO clip; its release is a verl fork, QPHutu/golden_critic)",
+    M.RAE: "rae (a per-agent EMA baseline)",
+    M.MAX_RL: "max_rl ((R - mean)/mean per group)",
 }
 
 
-def refuse(name: str) -> None:
-    v = VERL_VERSION
-    if name in _REFUSED:
-        raise ValueError(
-            f"verl {v}'s main_ppo has no advantage estimator or policy loss for {_REFUSED[name]}; writing the nearest "
-            f"one (grpo, reinforce_plus_plus_baseline, gae) under its name would train a different method. Fix: register "
-            f"{name}'s rule as a verl advantage estimator (@register_adv_est) or policy loss in your fork, using "
-            f"methods.make_method({name!r}).update(batch) as the reference, or ask for method='grpo' (a different method)."
-        )
-    if name == "opsd":
-        raise ValueError(
-            f"verl {v} has no self-distillation: its distillation block scores with a separate teacher model. Fix: "
-            "use OPSD.update in your own loop, or prime_rl_config(method='opsd')."
-        )
-    if name in ("sft", "dpo"):
-        raise ValueError(
-            f"verl {v}'s main_ppo runs RL only: {name} is " + (
-                "a separate entry point (verl.trainer.sft_trainer)" if name == "sft" else "not in verl") +
-            f". Fix: trl_config(method={name!r}) writes TRL's {name} config."
-        )
-    if name == "groupwise_grading":
-        raise ValueError(
-            "verl scores each response on its own (a reward function per sample); GroupwiseGrading reshapes rewards "
-            "inside each group. Fix: trl_config(method='groupwise_grading') (TRL's reward functions see whole "
-            "groups), or a custom verl reward manager that calls GroupwiseGrading.shape per group."
-        )
-    if name == "reinforce_ada":
-        raise ValueError(
-            f"verl {v}'s main_ppo draws a fixed rollout.n per prompt; ReinforceAda samples until a group splits. "
-            "Fix: method='grpo' with a larger group (knobs={'group_size': 16}), or the authors' verl code "
-            "(RLHFlow/Reinforce-Ada)."
-        )
-    raise ValueError(f"verl_config writes grpo, async grpo and opd; {name!r} is not one.")
+@PLANS.refuses(*_NO_ESTIMATOR)
+def _no_estimator(m: MethodInfo) -> str:
+    return (f"verl {VERL_VERSION}'s main_ppo has no advantage estimator or policy loss for {_NO_ESTIMATOR[m]}; writing "
+            "the nearest one (grpo, reinforce_plus_plus_baseline, gae) under its name would train a different method. "
+            f"Fix: register {m.name}'s rule as a verl advantage estimator (@register_adv_est) or policy loss in your "
+            f"fork, using methods.make_method({m.name!r}).update(batch) as the reference, or ask for method='{M.GRPO}' (a "
+            "different method).")
+
+
+@PLANS.refuses(M.OPSD)
+def _opsd(m: MethodInfo) -> str:
+    return (f"verl {VERL_VERSION} has no self-distillation: its distillation block scores with a separate teacher "
+            f"model. Fix: use OPSD.update in your own loop, or prime_rl_config(method='{m}').")
+
+
+@PLANS.refuses(M.SFT, M.DPO)
+def _supervised(m: MethodInfo) -> str:
+    where = "a separate entry point (verl.trainer.sft_trainer)" if m is M.SFT else "not in verl"
+    return (f"verl {VERL_VERSION}'s main_ppo runs RL only: {m.name} is {where}. Fix: trl_config(method={m.name!r}) "
+            f"writes TRL's {m.name} config.")
+
+
+@PLANS.refuses(M.GROUPWISE_GRADING)
+def _groupwise(m: MethodInfo) -> str:
+    return ("verl scores each response on its own (a reward function per sample); GroupwiseGrading reshapes rewards "
+            f"inside each group. Fix: trl_config(method='{m}') (TRL's reward functions see whole "
+            "groups), or a custom verl reward manager that calls GroupwiseGrading.shape per group.")
+
+
+@PLANS.refuses(M.REINFORCE_ADA)
+def _reinforce_ada(m: MethodInfo) -> str:
+    return (f"verl {VERL_VERSION}'s main_ppo draws a fixed rollout.n per prompt; ReinforceAda samples until a group "
+            f"splits. Fix: method='{M.GRPO}' with a larger group (knobs={{'group_size': 16}}), or the authors' verl code "
+            "(RLHFlow/Reinforce-Ada).")
+
+
+def _rl_rate(lora: bool) -> float:
+    return D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL
 
 
 def _grouped(plan: Plan, group_size: int) -> None:
@@ -98,10 +113,16 @@ def _grouped(plan: Plan, group_size: int) -> None:
         )
 
 
-def _grpo(obj: Any, plan: Plan) -> None:
+@PLANS.writes(M.GRPO)
+def _grpo(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> float:
+    _grpo_keys(obj, plan)
+    return _rl_rate(lora)
+
+
+def _grpo_keys(obj: Any, plan: Plan) -> None:
     _grouped(plan, obj.group_size)
     plan.keys.update({
-        "algorithm.adv_estimator": "grpo",
+        "algorithm.adv_estimator": ADV_ESTIMATOR,
         "algorithm.norm_adv_by_std_in_grpo": obj.normalize_std,
         "algorithm.use_kl_in_reward": False,
         f"{ACTOR}.use_kl_loss": False,
@@ -121,15 +142,16 @@ def _grpo(obj: Any, plan: Plan) -> None:
     )
 
 
-def _async(obj: Any, plan: Plan) -> None:
+@PLANS.writes(M.ASYNC)
+def _async(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> float:
     inner = obj.inner
-    if inner.name != "grpo":
-        if inner.name == "opd":
+    if inner.info is not M.GRPO:
+        if inner.info is M.OPD:
             raise ValueError(
                 "verl_config writes async grpo only; OPD in verl samples on-policy from the student. Fix: "
-                "method='opd' without Async, or prime_rl_config for async OPD."
+                f"method='{M.OPD}' without Async, or prime_rl_config for async OPD."
             )
-        refuse(inner.name)
+        PLANS.refuse(inner.info)
     if obj.correction == "ipo":
         raise ValueError(
             f"verl {VERL_VERSION} has no ipo correction (a mask on |pi_train - pi_sampler| <= ipo_threshold, a "
@@ -138,7 +160,7 @@ def _async(obj: Any, plan: Plan) -> None:
             f"correction='icepop' (threshold '{D.ASYNC_ICEPOP_RATIO[0]:g}_{D.ASYNC_ICEPOP_RATIO[1]:g}'), or prime_rl_config, "
             "which has ipo."
         )
-    _grpo(inner, plan)
+    _grpo_keys(inner, plan)
     plan.prefixed("method.")
     plan.keys[f"{CORRECTION}.rollout_is"] = "token"
     plan.honored["correction"] = f"{CORRECTION}.rollout_is, {CORRECTION}.rollout_is_threshold"
@@ -160,7 +182,7 @@ def _async(obj: Any, plan: Plan) -> None:
                           "correction still applies to vLLM's and the trainer's log-probs of the same weights. "
                           "(verl's async trainer at threshold 1 would keep the same lag 0 alone, through a replay "
                           "buffer the sync trainer does without.)")
-        return
+        return _rl_rate(lora)
     threshold = obj.off_policy_steps + THRESHOLD_OVER_LAG
     plan.keys.update({"trainer.v1.trainer_mode": ASYNC_MODE,
                       "trainer.v1.sampler.max_off_policy_threshold": threshold,
@@ -169,14 +191,16 @@ def _async(obj: Any, plan: Plan) -> None:
     plan.notes.append(f"max_off_policy_threshold {threshold} = off_policy_steps + 1: verl counts the versions a "
                       f"rollout spans, its own included, so {threshold} keeps rollouts up to {obj.off_policy_steps} "
                       "versions behind, as off_policy_steps means on every trainer.")
+    return _rl_rate(lora)
 
 
-def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpus: int) -> None:
+@PLANS.writes(M.OPD)
+def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpus: int, lora: bool) -> float:
     check_teacher_tokenizer(tokenizers_match, obj.teacher, model, plan)
     if obj.divergence == "jsd":
         raise ValueError(
             f"verl {VERL_VERSION}'s distillation losses are reverse-KL estimators (k1, k3, ...) on the sampled token and "
-            "forward_kl_topk; it has no JSD. Fix: divergence='reverse_kl' or 'forward_kl', or trl_config(method='opd') "
+            f"forward_kl_topk; it has no JSD. Fix: divergence='reverse_kl' or 'forward_kl', or trl_config(method='{M.OPD}') "
             "(TRL's DistillationTrainer has the JSD)."
         )
     reverse = obj.divergence == "reverse_kl"
@@ -188,7 +212,7 @@ def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpu
         f"{DISTILL}.distillation_loss.use_task_rewards": False,
         f"{DISTILL}.nnodes": 1,
         f"{DISTILL}.n_gpus_per_node": teacher_gpus,
-        "algorithm.adv_estimator": "grpo",
+        "algorithm.adv_estimator": ADV_ESTIMATOR,
         f"{ACTOR}.use_kl_loss": False,
         f"{ACTOR}.loss_agg_mode": LOSS_AGG_MODE,
         f"{ROLLOUT}.n": obj.samples,
@@ -213,23 +237,12 @@ def _opd(obj: Any, plan: Plan, *, model: str, tokenizers_match: Any, teacher_gpu
         )
     plan.notes.append(f"The teacher runs on {teacher_gpus} GPU(s) beside the training GPUs (verl's tensor parallel 2 per "
                       "teacher replica by default); use_task_rewards false trains on the teacher signal alone.")
+    return obj.resolved_learning_rate(lora=lora)
 
 
 def method_plan(obj: Any, *, model: str, tokenizers_match: Any, teacher_gpus: int, lora: bool) -> tuple[Plan, float]:
-    """(the plan, the learning rate)."""
-    if isinstance(obj, tuple):  # ("sft" | "dpo", knobs): trainer-level methods, not RL
-        refuse(obj[0])
-    name = obj.name
-    plan = Plan(label=f"async {obj.inner.name}" if name == "async" else name)
-    rl_lr = D.PRIME_RL_LEARNING_RATE_LORA if lora else D.PRIME_RL_LEARNING_RATE_FULL
-    if name == "grpo":
-        _grpo(obj, plan)
-        return plan, rl_lr
-    if name == "async":
-        _async(obj, plan)
-        return plan, rl_lr
-    if name == "opd":
-        _opd(obj, plan, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus)
-        return plan, obj.resolved_learning_rate(lora=lora)
-    refuse(name)
-    raise AssertionError("unreachable")  # pragma: no cover
+    """(the plan, the learning rate); a method verl cannot run is refused with the reason and the fix."""
+    plan = Plan(label=obj.full_name)
+    lr = PLANS.plan_of(obj.info)(obj, plan, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus,
+                                 lora=lora)
+    return plan, lr

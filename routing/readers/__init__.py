@@ -3,9 +3,9 @@
 `as_rows` takes rows already in hand (a list of dicts, or GradedRows); `read_rows` takes a file, a run folder, a
 glob or a list of them, and reads each file by the format its content shows (`registry.py`): an eval tool's own
 output (verifiers, lm-evaluation-harness, inspect-ai, verl's rollout dumps) or plain rows (JSONL, JSON, CSV,
-Parquet). Modules: `base` (the interface), `registry` (the formats, detection, paths), one module per tool,
-`plain_formats` + `plain` + `columnar`/`arrow_columns` (plain files, careful and fast), `builder` (row dicts to
-columns).
+Parquet). Modules: `base` (the interface), `registry` (the formats, detection, paths), `once` (the same
+rollouts reached twice, by two names or in two forms, read once), one module per tool, `plain_formats` + `plain` +
+`columnar`/`arrow_columns` (plain files, careful and fast), `builder` (row dicts to columns).
 """
 
 from __future__ import annotations

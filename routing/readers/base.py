@@ -78,6 +78,16 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Rollouts:
+    """The rollouts a file holds, where its format names them: the run they belong to (an inspect eval id, which the
+    `.eval` and its `inspect log dump` JSON share) and each rollout's key in that run. Two files with the same run and
+    the same keys are one log in two forms (`once.py`)."""
+
+    run: str  # "inspect-ai eval 3pAEWb2mQS8VBSLiCpksLK"
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True)
 class Format:
     """One input format: how to recognise it and how to read it into GradedRows.
 
@@ -87,6 +97,8 @@ class Format:
     read     (path, probe, args) -> GradedRows
     sidecar  True for a file this format reads beside its rows (metadata.json): in a folder, not read as rows
     keys     a row's telltale fields, to name the closest format when a file reads as none
+    rollouts (path, probe, args) -> Rollouts, or None: which rollouts the file holds, where the format names them
+             (its run id and sample ids); files without one are told apart by their bytes
     """
 
     name: str
@@ -95,6 +107,7 @@ class Format:
     read: Callable[[Path, Probe, ReadArgs], GradedRows]
     sidecar: Callable[[Probe], bool] = lambda probe: False
     keys: tuple[str, ...] = ()
+    rollouts: Callable[[Path, Probe, ReadArgs], Rollouts | None] | None = None
 
 
 def merged(own: Mapping[str, str], args: ReadArgs) -> dict[str, str]:

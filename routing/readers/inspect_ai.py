@@ -20,7 +20,7 @@ import orjson
 
 from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
-from .base import Format, Probe, ReadArgs, disagreement, graded_mean, merged, read_dicts, scorer_note
+from .base import Format, Probe, ReadArgs, Rollouts, disagreement, graded_mean, merged, read_dicts, scorer_note
 
 CHUNK = 2048  # samples parsed and handed on at a time
 
@@ -138,6 +138,25 @@ def _read_eval(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     return _finish(rows, header, scorers, args, "inspect-ai log (.eval)")
 
 
+def _eval_rollouts(p: Path, probe: Probe, args: ReadArgs) -> Rollouts | None:
+    """The eval id (header.json, or the journal's start while it runs) and each sample member's `<id>_epoch_<n>`."""
+    try:
+        with zipfile.ZipFile(p) as z:
+            names = z.namelist()
+            head = next((n for n in ("header.json", "_journal/start.json") if n in names), None)
+            spec = orjson.loads(_member(z, head)).get("eval") if head else None
+    except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError, NotImplementedError, OSError, EOFError,
+            AttributeError, InputError):
+        return None  # the read says what is wrong with the file
+    members = (n for n in names if n.startswith("samples/") and n.endswith(".json"))
+    return _rollouts(spec, frozenset(n.removeprefix("samples/").removesuffix(".json") for n in members))
+
+
+def _rollouts(spec: Any, keys: frozenset[str]) -> Rollouts | None:
+    eval_id = spec.get("eval_id") if isinstance(spec, dict) else None
+    return Rollouts(f"inspect-ai eval {eval_id}", keys) if isinstance(eval_id, str) and eval_id else None
+
+
 # -- the `inspect log dump` JSON -------------------------------------------------------------------------------------
 
 def _sniff_dump(probe: Probe) -> bool:
@@ -168,10 +187,25 @@ def _read_dump(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     return _finish(rows, header, scorers, args, "inspect-ai log (inspect log dump JSON)")
 
 
+def _dump_rollouts(p: Path, probe: Probe, args: ReadArgs) -> Rollouts | None:
+    """The eval id and each sample's `<id>_epoch_<n>`, as the `.eval` names its sample members."""
+    if args.max_bytes is not None and p.stat().st_size > args.max_bytes:
+        return None  # the read refuses it
+    try:
+        doc = orjson.loads(p.read_bytes())
+    except orjson.JSONDecodeError:
+        return None
+    samples = doc.get("samples") if isinstance(doc, dict) else None
+    if not isinstance(samples, list):
+        return None
+    keys = frozenset(f"{s.get('id')}_epoch_{s.get('epoch')}" for s in samples if isinstance(s, dict))
+    return _rollouts(doc.get("eval"), keys)
+
+
 KEYS = ("id", "epoch", "scores", "output")
 FORMATS = (
     Format(name="inspect-ai log (.eval)", tool="inspect-ai 0.3 (inspect eval --epochs N)", sniff=_sniff_eval,
-           read=_read_eval, keys=KEYS),
+           read=_read_eval, keys=KEYS, rollouts=_eval_rollouts),
     Format(name="inspect-ai log (JSON)", tool="inspect-ai 0.3 (inspect log dump LOG.eval)", sniff=_sniff_dump,
-           read=_read_dump, keys=KEYS),
+           read=_read_dump, keys=KEYS, rollouts=_dump_rollouts),
 )

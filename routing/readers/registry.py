@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pick_a_method.common.errors import InputError
@@ -17,6 +18,7 @@ from pick_a_method.common.paths import confine, expand_user_path
 from ..rows import GradedRows, concat
 from . import inspect_ai, lm_eval, plain_formats, verifiers, verl
 from .base import Format, Probe, ReadArgs
+from .once import distinct
 
 # Most specific first: each eval tool's format before the plain files its rows also are.
 FORMATS: tuple[Format, ...] = (
@@ -70,8 +72,8 @@ def _check_file(p: Path, args: ReadArgs) -> None:
                          field=args.argument)
 
 
-def _one(p: Path, probe: Probe | None, args: ReadArgs) -> GradedRows:
-    """One file read by its format; `probe` is the folder walk's, where it already read the file's head."""
+def _prepare(p: Path, probe: Probe | None, args: ReadArgs) -> tuple[Path, Probe, Format]:
+    """One file checked and its format told; `probe` is the folder walk's, where it already read the file's head."""
     p = confine(p, args.argument, args.roots)  # every file, also those a folder or glob named: symlinks resolved
     _check_file(p, args)
     probe = probe or Probe.of(p)
@@ -83,13 +85,17 @@ def _one(p: Path, probe: Probe | None, args: ReadArgs) -> GradedRows:
         raise InputError(f"{p}: cannot tell the format from the content or the name; name the file .jsonl, .json, "
                          f".csv or .parquet (an inspect-ai log is read as its .eval file or `inspect log dump` JSON)",
                          field="format")
+    return p, probe, fmt
+
+
+def _one(p: Path, probe: Probe, fmt: Format, args: ReadArgs) -> GradedRows:
+    """One file read by its format."""
     try:
-        rows = fmt.read(p, probe, args)
+        return fmt.read(p, probe, args)
     except InputError as e:
         if e.field in ("task_id", "scenario_id", "prompt") and fmt in plain_formats.FORMATS and probe.first:
             raise InputError(f"{e}{closest(list(probe.first))}", row=e.row, field=e.field) from None
         raise
-    return rows
 
 
 def _gather(value: str | os.PathLike[str], args: ReadArgs) -> list[tuple[Path, Probe | None]]:
@@ -134,11 +140,12 @@ def read_paths(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     if many and not values:
         raise InputError(f"{args.argument} is an empty list; name at least one rows file or folder",
                          field=args.argument)
-    files = dict(pair for v in values for pair in _gather(v, args))  # a file named twice is read once
+    named = [pair for v in values for pair in _gather(v, args)]
+    files, skipped = distinct([_prepare(f, probe, args) for f, probe in named], args)  # each rollout read once
     parts = []
     total = 0
-    for f, probe in files.items():
-        rows = _one(f, probe, args)
+    for f, probe, fmt in files:
+        rows = _one(f, probe, fmt, args)
         total += len(rows)
         if args.max_rows is not None and total > args.max_rows:
             raise InputError(f"more than {args.max_rows:,} rows; raise the cap with --max-rows (or "
@@ -146,5 +153,6 @@ def read_paths(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
         parts.append(rows)
     given = [str(expand_user_path(v, args.argument)) for v in values]  # what reads these rows again
     read_from: str | list[str] = given if many else given[0]
-    source = str(next(iter(files))) if len(files) == 1 else (given[0] if not many else f"{len(files)} files")
-    return concat(parts, source=source, read_from=read_from)
+    source = str(files[0][0]) if len(files) == 1 else (given[0] if not many else f"{len(files)} files")
+    rows = concat(parts, source=source, read_from=read_from)
+    return replace(rows, notes=[*rows.notes, *skipped]) if skipped else rows

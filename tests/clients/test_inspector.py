@@ -63,7 +63,7 @@ def test_route_on_an_example_file_returns_a_structured_verdict(peers):
     assert verdict["next_step"]["tool"] == "prime_rl_config"
     # the rollout advice (group size and rollouts per step) rides along as "key=value" knobs and batch
     assert verdict["next_step"]["arguments"] == {"taskset": "refunds-v1", "method": "grpo", "model": MODEL,
-                                                 "knobs": ["group_size=8"], "batch": 352}
+                                                 "knobs": ["group_size=8"], "batch": 352, "out": "grpo-prime-rl.toml"}
     assert json.loads(result["content"][0]["text"]) == verdict  # the text block carries the same object
 
 

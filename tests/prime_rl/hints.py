@@ -16,7 +16,7 @@ ARGUMENTS = frozenset(inspect.signature(prime_rl_config).parameters) - {"out", "
 FILL = {
     "<another taskset>": "gsm8k", "<machines>": 2, "<its split key>": "split", "<held-out split>": "test",
     "<the new table>": {"name": "second", "env": {"taskset": {"id": "gsm8k"}}},
-    "<prime-rl taskset id>": "someone/their-taskset@0.1.2", "<teacher model>": "Qwen/Qwen3-32B",
+    "<taskset>": "someone/their-taskset@0.1.2", "<teacher>": "Qwen/Qwen3-32B",
 }
 _OPEN, _CLOSE = "{[(<", "}])>"  # a <placeholder> may hold spaces
 

@@ -93,7 +93,7 @@ def test_sft_and_dpo_point_to_trl_config_and_that_call_works(method):
     with pytest.raises(ValueError, match=r"trl_config\(method='(sft|dpo)'") as err:
         prime_rl_config("gsm8k", method, model=MODEL)
     call = str(err.value).split("trl_config(", 1)[1].split(")")[0]
-    assert call == f"method={method.lower()!r}, model=<the model>"
+    assert call == f"method={method.lower()!r}, model=<model>"  # one placeholder word an argument: <model>
     assert trl_config(method=method.lower(), model=MODEL).config
 
 
@@ -112,7 +112,7 @@ EXAMPLES = {"mixed": {}, "async_sampler": {}, "sdk_rows": {}, "floor": {}, "one_
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example):
+def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example, tmp_path):
     rows = read_rows(f"examples/{example}.jsonl")
     extra = {k: read_rows(f"examples/{v}.jsonl") for k, v in EXAMPLES[example].items()}
     seen = 0
@@ -121,6 +121,7 @@ def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example):
         verdict = route(rows, model=MODEL, taskset=taskset, gpus=gpus, throughput=throughput, **extra)
         for step in _route_steps(verdict):
             args = _filled(step.arguments)
+            args["out"] = str(tmp_path / f"{seen}-{args['out']}")  # each call writes its own file
             res = loads(args.pop("taskset"), args.pop("method"), args)
             seen += 1
             orch, dep = res.config["orchestrator"], res.config["deployment"]

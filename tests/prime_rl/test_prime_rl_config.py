@@ -14,6 +14,7 @@ from primerl_schema_table import check as table_check
 from primerl_schema_table import leaf_paths
 
 from pick_a_method import methods
+from pick_a_method.common.trainers import BATCH, STEPS
 from pick_a_method.methods import defaults as D
 from pick_a_method.routing import model_params_b
 from pick_a_method.methods.prime_rl import (
@@ -152,12 +153,12 @@ def test_grpo_defaults():
     c = res.config
     assert res.verdict == "ready" and res.path is None
     assert res.method == "grpo" and res.model == MODEL and res.taskset == TS
-    assert c["max_steps"] == D.PRIME_RL_STEPS == 100
+    assert c["max_steps"] == STEPS == 100
     assert c["model"] == {"name": MODEL}
     assert c["deployment"] == {"num_infer_gpus": 1, "num_train_gpus": 1}
     assert res.gpus == {"inference": 1, "trainer": 1}
     o = c["orchestrator"]
-    assert o["batch_size"] == D.PRIME_RL_BATCH == 64
+    assert o["batch_size"] == BATCH == 64
     assert o["group_size"] == D.RL_ROLLOUTS_PER_PROMPT == 8
     assert o["max_off_policy_steps"] == D.ASYNC_OFF_POLICY_STEPS
     assert o["algo"] == {"type": "grpo"}

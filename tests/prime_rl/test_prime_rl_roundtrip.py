@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from primerl_schema_table import check as table_check
@@ -19,9 +20,17 @@ def _prime_rl_steps(result):
     return [s for s in steps if s.tool == "prime_rl_config"]
 
 
+@pytest.fixture(autouse=True)
+def _in_a_folder_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a route's step names the file it writes, relative to the working folder
+
+
 def _call(step):
     args = json.loads(json.dumps(step.arguments))  # exactly what an MCP client would send back
-    return prime_rl_config(**args)
+    res = prime_rl_config(**args)
+    assert res.verdict == "written" and Path(res.path) == Path.cwd() / args["out"]  # following the step writes it
+    assert res.command.endswith(args["out"]) or args["out"] in res.command  # the launch names that same file
+    return res
 
 
 def _stale_rows():

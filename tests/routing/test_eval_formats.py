@@ -11,6 +11,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from rowkit import MODEL
 
@@ -81,12 +82,58 @@ def test_inspect_another_scorer_by_fields_and_a_mapped_model():
     assert on.verdict == "yes"
 
 
-def test_a_folder_of_inspect_logs_and_their_dumps_reads_each_once(tmp_path):
-    for f in ("standin_sums.eval", "standin_sums.json"):
-        (tmp_path / f).write_bytes((INSPECT / f).read_bytes())
-    rows = read_rows(tmp_path)  # the same 40 samples twice over: 8 rollouts a task
-    assert len(rows) == 80 and rows.n_tasks == 10
-    assert set(rows.formats) == {"inspect-ai log (.eval)", "inspect-ai log (inspect log dump JSON)"}
+def test_an_inspect_log_beside_its_dump_is_read_once_told_by_content_not_name(tmp_path):
+    # the .eval and its `inspect log dump` JSON, under names that do not pair them
+    (tmp_path / "a.eval").write_bytes((INSPECT / "standin_sums.eval").read_bytes())
+    (tmp_path / "b.json").write_bytes((INSPECT / "standin_sums.json").read_bytes())
+    rows = read_rows(tmp_path)
+    assert len(rows) == 40 and rows.n_tasks == 10  # 4 rollouts a task, as the run has (80 and 8 when read twice)
+    assert set(np.bincount(rows.task)) == {4}
+    assert routing.truncated_passes(rows).count == 1  # the run's one cut-off reply that passed, not 2
+    assert any(n.startswith(f"skipped {tmp_path / 'b.json'}: the same 40 rollouts as {tmp_path / 'a.eval'}")
+               and "inspect-ai eval 3pAEWb2mQS8VBSLiCpksLK" in n for n in rows.notes)
+    r = routing.route(rows, MODEL)
+    assert any("skipped" in w and "b.json" in w for w in r.warnings)  # the verdict says which file and why
+
+
+def test_the_fixture_folder_reads_each_of_its_two_evals_once():
+    rows = read_rows(INSPECT)  # two evals of the same 10 samples, each as .eval and as JSON
+    assert len(rows) == 80 and set(np.bincount(rows.task)) == {8}
+    assert routing.truncated_passes(rows).count == 2
+    assert sum(n.startswith("skipped") and n.split(":")[0].endswith(".json") for n in rows.notes) == 2
+
+
+def test_a_dump_that_holds_only_some_of_the_logs_samples_is_refused_naming_both(tmp_path):
+    log = json.loads((INSPECT / "standin_sums.json").read_text())
+    log["samples"] = log["samples"][:30]  # the log as it was while the eval ran
+    (tmp_path / "early.json").write_text(json.dumps(log))
+    (tmp_path / "standin_sums.eval").write_bytes((INSPECT / "standin_sums.eval").read_bytes())
+    with pytest.raises(routing.InputError) as e:
+        read_rows(tmp_path)
+    assert "early.json" in str(e.value) and "standin_sums.eval" in str(e.value)
+    assert "share 30 rollouts" in str(e.value)
+
+
+@pytest.mark.parametrize("twice", ["absolute", "glob", "folder"])
+def test_a_file_named_twice_is_read_once(twice, monkeypatch):
+    monkeypatch.chdir(INSPECT.parent)
+    one = "0.3.285/standin_sums.eval"
+    other = {"absolute": str(INSPECT / "standin_sums.eval"), "glob": "0.3.285/standin_sums.e*",
+             "folder": "0.3.285"}[twice]
+    rows = read_rows([one, other])
+    assert len(rows) == (80 if twice == "folder" else 40)  # the folder adds the other eval, once
+    assert any(n.startswith(f"skipped {other if twice == 'absolute' else one}") for n in rows.notes)
+
+
+def test_a_copy_of_a_rows_file_is_read_once_and_files_of_one_size_are_not_taken_for_copies(tmp_path):
+    (tmp_path / "run.jsonl").write_bytes((VERL / "1.jsonl").read_bytes())
+    (tmp_path / "run_copy.jsonl").write_bytes((VERL / "1.jsonl").read_bytes())
+    rows = read_rows(tmp_path)
+    assert len(rows) == 40
+    assert any(n == f"skipped {tmp_path / 'run_copy.jsonl'}: the same bytes as {tmp_path / 'run.jsonl'} (a copy), "
+               f"read once" for n in rows.notes)
+    assert (VERL / "1.jsonl").stat().st_size == (VERL / "2.jsonl").stat().st_size
+    assert len(read_rows(VERL)) == 80  # two steps' dumps of one size, different rollouts: both read
 
 
 # -- verl ---------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 
 from pick_a_method import routing
 from pick_a_method.routing import defaults as D
+from pick_a_method.common.trainers import STEPS
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 
@@ -43,7 +44,7 @@ def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
     args = r.next_step.arguments
     assert args["knobs"]["group_size"] == r.rollouts.suggested_group_size == r.rollouts.group_size
     assert args["batch"] == r.rollouts.batch and args["batch"] % args["knobs"]["group_size"] == 0
-    out = prime_rl_config(**args, out=tmp_path / "rl.toml")
+    out = prime_rl_config(**{**args, "out": tmp_path / "rl.toml"})  # the step names a file: write it in tmp_path
     assert f"batch_size = {args['batch']}" in out.text and f"group_size = {args['knobs']['group_size']}" in out.text
 
 
@@ -72,7 +73,7 @@ def test_route_cost_without_and_with_tokens():
     r = routing.route(rows, model=MODEL)
     assert r.cost.rollouts_per_step == r.rollouts.batch and r.cost.tokens_per_step is None
     assert "completion_tokens" in r.cost.missing[0]
-    assert r.cost.rollouts_total == r.cost.rollouts_per_step * D.COST_STEPS
+    assert r.cost.rollouts_total == r.cost.rollouts_per_step * STEPS
     assert r.cost.no_signal_rollout_share == pytest.approx(1 - r.cost.signal_share)
 
 
@@ -107,7 +108,7 @@ def test_route_gpu_split_goes_into_prime_rl_config(tmp_path):
     assert cost.seconds_per_step == pytest.approx(min(steps.values()))
     assert r.next_step.arguments["gpus"] == {"inference": cost.inference_gpus, "trainer": cost.trainer_gpus}
     assert f"{cost.inference_gpus} for inference" in r.summary
-    out = prime_rl_config(**r.next_step.arguments, out=tmp_path / "rl.toml")
+    out = prime_rl_config(**{**r.next_step.arguments, "out": tmp_path / "rl.toml"})
     assert f"num_infer_gpus = {cost.inference_gpus}" in out.text and f"num_train_gpus = {cost.trainer_gpus}" in out.text
 
 

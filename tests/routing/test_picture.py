@@ -34,7 +34,7 @@ def test_the_bars_are_the_tables_and_the_verdicts_counts(name, route, advised):
     assert (counts(b.bars, "all_fail"), counts(b.bars, "split"), counts(b.bars, "all_pass")) == table_counts(rows)
     assert (counts(b.bars, "all_fail"), counts(b.bars, "split"), counts(b.bars, "all_pass")) == (
         band.n_all_fail, band.n_split, band.n_all_pass)
-    assert sum(bar.count for bar in b.bars) == band.n_tasks == b.n_groups
+    assert sum(bar.count for bar in b.bars) == band.n_groups == b.n_groups == band.n_tasks  # one sampler: a group a task
     assert [bar.kind for bar in b.bars][0] == "all_fail" and b.bars[-1].kind == "all_pass"
     # k rollouts each: one bar per j/k, empty ones too, in order
     assert [bar.label for bar in b.bars] == ["0"] + [f"{j}/{band.k}" for j in range(1, band.k)] + ["1"]
@@ -44,7 +44,7 @@ def test_the_bars_are_the_tables_and_the_verdicts_counts(name, route, advised):
     if advised:
         assert advised == verdict.rollouts.group_size
     assert route in p.title and f"Route: {route}" in p.caption
-    assert f"{band.n_split} of {band.n_tasks} tasks split" in p.caption
+    assert f"{band.n_split} of {band.n_groups} tasks split" in p.caption
 
 
 def test_the_band_verdict_is_drawn_as_it_is():
@@ -166,3 +166,18 @@ def test_one_rollout_a_task_draws_no_split_bar():
     rows = [{"task_id": f"t{t}", "reward": float(t % 3 == 0)} for t in range(30)]
     p = picture(rows, routing.band(rows))
     assert [(b.kind, b.count) for b in p.band.bars] == [("all_fail", 20), ("all_pass", 10)]
+
+
+def test_where_the_rows_measured_a_split_share_the_picture_shows_it_and_says_what_the_curve_predicts():
+    from pathlib import Path
+
+    rows = routing.read_rows(Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools" / "verl" / "0.9.1"
+                             / "1.jsonl")  # 10 tasks x 4: 6 split, and the prior predicts 70% for a fresh draw
+    b = routing.band(rows)
+    p = picture(rows, b).band
+    assert b.split_share == p.measured_at_k == 0.6
+    assert round(p.predicted(4), 2) == round(b.predicted_split_share["4"], 2) == 0.70  # not the measurement
+    caption = picture(rows, b).caption
+    assert "a fresh draw of k rollouts per task: 70% at k=4, where these rows measured 60%" in caption
+    # uneven groups: the measured share is not a share at one k, and is not put on the curve
+    assert picture(rows.subset(np.arange(len(rows)) != 0), None).band.measured_at_k is None

@@ -39,10 +39,13 @@ def test_the_config_command_shown_is_the_next_step_and_writes_the_advised_batch(
     group = int(re.search(r"Sample \d+ prompts x (\d+) per step", block)[1])
     after = readme[readme.index(T.START) + len(T.START) + len(block):]
     (shown,) = re.findall(r"^\$ (pick-a-method prime-rl-config .*)$", after, re.M)[:1]
-    assert shown == f"{next_command} --out rl.toml"
-    words = shlex.split(shown)
-    done = subprocess.run([sys.executable, "-m", "pick_a_method.server.cli", *words[1:-1], str(tmp_path / "rl.toml"),
-                           "--allow-write", str(tmp_path)], cwd=T.REPO, capture_output=True, text=True, timeout=120)
+    assert shown == next_command  # the next step as printed, which names the file it writes
+    out = shlex.split(shown)[-1]
+    (launch,) = re.findall(r"^\$ (uv run rl @ \S+)", after, re.M)[:1]
+    assert launch == f"uv run rl @ {out}"  # the launch reads the file the step wrote
+    done = subprocess.run([sys.executable, "-m", "pick_a_method.server.cli", *shlex.split(shown)[1:]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    config = tomllib.loads((tmp_path / "rl.toml").read_text())
+    assert f"uv run rl @ {tmp_path / out}" in done.stdout  # and the command it prints names that same file
+    config = tomllib.loads((tmp_path / out).read_text())
     assert (config["orchestrator"]["batch_size"], config["orchestrator"]["group_size"]) == (batch, group)

@@ -223,23 +223,26 @@ def test_a_teacher_scored_with_a_longer_budget_is_asked_again_on_the_same_files(
 
 @pytest.mark.parametrize("trainer, tool, data", [("prime-rl", "prime_rl_config", ["taskset"]),
                                                  ("trl", "trl_config", ["dataset", "reward_funcs"]),
-                                                 ("verl", "verl_config", ["train_files", "reward_function"])])
-def test_trainer_names_its_config_tool_with_a_call_it_accepts(mixed_rows, trainer, tool, data):
+                                                 ("verl", "verl_config", ["train_files", "val_files",
+                                                                          "reward_function"])])
+def test_trainer_names_its_config_tool_with_a_call_it_accepts(mixed_rows, trainer, tool, data, tmp_path,
+                                                              monkeypatch):
     from pick_a_method.methods import prime_rl, trl, verl
 
     r = route(mixed_rows, MODEL, taskset="refunds-v1", trainer=trainer)
     step, prime = r.next_step, route(mixed_rows, MODEL, taskset="refunds-v1").next_step
     assert step.tool == tool
-    # the same method, model, knobs and batch; the data argument is the trainer's own
-    assert {k: v for k, v in step.arguments.items() if k != "taskset"} == \
-        {k: v for k, v in prime.arguments.items() if k != "taskset"}
+    # the same method, model, knobs and batch; the data argument and the file written are the trainer's own
+    assert {k: v for k, v in step.arguments.items() if k not in ("taskset", "out")} == \
+        {k: v for k, v in prime.arguments.items() if k not in ("taskset", "out")}
     assert ("taskset" in step.arguments) is (trainer == "prime-rl")
     if trainer != "prime-rl":
         assert set(data) <= set(step.needs)
     writer = {"prime_rl_config": prime_rl.prime_rl_config, "trl_config": trl.trl_config,
               "verl_config": verl.verl_config}[tool]
-    written = writer(**step.arguments)  # the call as the route gives it: the writer takes it
-    assert written.text
+    monkeypatch.chdir(tmp_path)  # the step names a file to write, relative to the working folder
+    written = writer(**step.arguments)  # the call as the route gives it: the writer takes it, and writes the file
+    assert written.text and written.path == str(tmp_path / step.arguments["out"])
     if trainer != "prime-rl":  # the data still missing, the writer names too
         assert any(name in need for need in written.needs for name in data)
     with pytest.raises(InputError, match="trainer"):

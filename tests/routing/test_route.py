@@ -55,7 +55,8 @@ def test_opd_next_step_is_a_prime_rl_call(student_rows, strong_teacher_rows):
     r = route(student_rows, MODEL, strong_teacher_rows, taskset="refunds-v1", teacher_base_url="http://localhost:8001/v1")
     assert r.next_step.tool == "prime_rl_config"
     assert r.next_step.arguments == {"taskset": "refunds-v1", "method": "opd", "model": MODEL,
-                                     "knobs": {"teacher": TEACHER, "base_url": "http://localhost:8001/v1"}}
+                                     "knobs": {"teacher": TEACHER, "base_url": "http://localhost:8001/v1"},
+                                     "out": "opd-prime-rl.toml"}  # following the step writes the config
     assert r.next_step.needs == []
 
 
@@ -257,5 +258,6 @@ def test_a_supervised_route_names_the_trl_call_that_writes_it(request, fixture, 
     assert (r.route, step.tool, step.arguments["method"], step.needs) == (
         "floor" if fixture == "floor_rows" else method, "trl_config", method, ["dataset"])
     assert (trainer == "trl") == ("TRL writes it" not in step.why)
-    built = trl_config(**step.arguments, dataset="someone/their-dataset")
+    assert step.arguments["out"] == f"{method}-trl.yaml"
+    built = trl_config(**{**step.arguments, "out": None}, dataset="someone/their-dataset")
     assert built.method == method and built.model == MODEL

@@ -218,7 +218,7 @@ async def test_a_bad_key_value_string_names_the_argument_and_item(name, args, wo
     assert result.is_error and all(w in result.content[0].text for w in words), result.content[0].text
 
 
-async def test_next_step_arguments_are_ready_for_the_strict_schema():
+async def test_next_step_arguments_are_ready_for_the_strict_schema(tmp_path):
     async with Client(create_server()) as c:
         routed = await c.call_tool("route", {"rows_path": str(EXAMPLES / "async_sampler.jsonl"), "model": MODEL,
                                              "taskset": "refunds-v1"})
@@ -233,7 +233,7 @@ async def test_next_step_arguments_are_ready_for_the_strict_schema():
             if filled[k] is None and "default" in spec:
                 filled[k] = spec["default"]
         jsonschema.validate(filled, strict)
-        out = await c.call_tool("prime_rl_config", step["arguments"])
+        out = await c.call_tool("prime_rl_config", {**step["arguments"], "out": str(tmp_path / step["arguments"]["out"])})
         assert not out.is_error, out.content[0].text
 
 

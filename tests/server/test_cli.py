@@ -165,15 +165,16 @@ EXAMPLE_ROUTES = ["mixed.jsonl", "cut_off.jsonl", "one_per_prompt.jsonl", "floor
 
 @pytest.mark.parametrize("example", EXAMPLE_ROUTES)
 @pytest.mark.parametrize("trainer", ["prime-rl", "trl", "verl"])
-def test_every_next_step_the_cli_prints_as_a_command_parses_as_one(example, trainer):
+def test_every_next_step_the_cli_prints_as_a_command_parses_as_one(example, trainer, tmp_path, monkeypatch):
     """The CLI shows a next step as the command that does it (flags, not MCP syntax); each one it prints must parse,
-    and the config writers' (with the placeholders filled) must run."""
+    and the config writers' (with the placeholders filled) must run, writing the file the step names."""
     import shlex
 
     from pick_a_method import routing
     from pick_a_method.server import cli
 
     r = routing.route(routing.read_rows(f"examples/{example}"), "Qwen/Qwen3-8B", trainer=trainer)
+    monkeypatch.chdir(tmp_path)  # the steps name the files they write, relative to the working folder
     for step in [r.next_step, *r.alternatives]:
         if not step.tool:
             continue
@@ -181,8 +182,9 @@ def test_every_next_step_the_cli_prints_as_a_command_parses_as_one(example, trai
         if line is None:  # an argument with no flag: the call is shown instead (the GPU split's dict, say)
             continue
         words = shlex.split(line)[1:]
-        words = ["reverse-text" if w == "<prime-rl taskset id>" else w for w in words]
+        words = ["reverse-text" if w == "<taskset>" else w for w in words]
         args = cli._parser().parse_args(words)
         assert args.command == step.tool.replace("_", "-")
         if args.command in ("prime-rl-config", "trl-config", "verl-config"):
-            assert cli._run_command(args).text
+            written = cli._run_command(args)
+            assert written.text and written.path == str(tmp_path / step.arguments["out"])

@@ -16,7 +16,7 @@ from PIL import Image
 from rowkit import EXAMPLES, MODEL
 from pick_a_method import routing
 from pick_a_method.routing.picture import picture
-from pick_a_method.server import cli
+from pick_a_method.server import cli, plot
 from pick_a_method.server.app import create_server
 from pick_a_method.server.sketch import sketch, wants_colour
 
@@ -195,3 +195,117 @@ def test_a_fault_in_the_sketch_never_costs_the_verdict(capsys, monkeypatch):
     assert cli.main(["band", MIXED]) == 0
     out = capsys.readouterr().out
     assert out.startswith("mixed:") and "(no picture: ValueError: a case the picture does not handle)" in out
+
+
+def test_the_sketch_shows_the_measured_share_at_the_rows_own_k_and_the_prediction_beside_it():
+    rows = routing.read_rows(MIXED)  # 80 tasks x 8: 71% split, the prior predicts 74% for a fresh draw at k=8
+    lines = sketch(picture(rows, routing.route(rows, MODEL), model=MODEL)).splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("split share against k"))
+    assert lines[head] == "split share against k (predicted for a fresh draw of k rollouts per task):"
+    now = next(line for line in lines if "<- advised, now" in line)
+    assert now.split()[0] == "k=8" and "71% measured (74% predicted)" in now
+    assert sum("71%" in line for line in lines) == 1 and not any("74%  <-" in line for line in lines)
+
+
+def test_the_figure_labels_the_measurement_and_what_the_curve_is_for():
+    rows = routing.read_rows(MIXED)
+    curve = plot.figure(picture(rows, routing.band(rows))).axes[1]
+    labels = [t.get_text() for t in curve.get_legend().get_texts()]
+    assert "predicted for a fresh draw of k rollouts per task" in labels
+    assert "measured at k=8: 71% (predicted 74%)" in labels
+
+
+# -- readable at a glance: every picture kind, laid out ---------------------------------------------------------
+
+TOOLS = EXAMPLES.parent / "tests" / "fixtures" / "eval_tools"
+
+
+def kinds():
+    """Every kind of picture: each route the examples give, band, pass_at, teacher_clears alone (one narrow panel
+    under a long title) and beside a band, two arms, a run folder named by its version."""
+    def read(path, **fields):
+        return routing.read_rows(path, fields=fields or None)
+
+    out = {}
+    for name in ("mixed", "floor", "saturated", "cut_off", "one_per_prompt", "two_checkpoints", "off_policy"):
+        rows = read(EXAMPLES / f"{name}.jsonl")
+        out[f"route {name}"] = (rows, routing.route(rows, MODEL), {"model": MODEL})
+    rows = read(EXAMPLES / "correct_two_arms.jsonl", reward="correct")
+    out["pass_at two arms"] = (rows, routing.pass_at(rows), {})
+    out["band floor"] = (read(EXAMPLES / "floor.jsonl"), routing.band(read(EXAMPLES / "floor.jsonl")), {})
+    student, strong, weak = (read(EXAMPLES / f"{n}.jsonl") for n in ("student", "teacher_strong", "teacher_weak"))
+    out["teacher_clears"] = (student, routing.teacher_clears(weak, student), {"teacher_rows": weak})
+    out["route with a teacher"] = (student, routing.route(student, MODEL, teacher_rows=strong),
+                                   {"model": MODEL, "teacher_rows": strong})
+    for tool in ("verl/0.9.1", "inspect_ai/0.3.285", "lm_eval/0.4.13/repeats"):
+        rows = read(TOOLS / tool)
+        out[f"route {tool}"] = (rows, routing.route(rows), {})
+    return out
+
+
+KINDS = kinds()
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_text_and_legend_lies_inside_the_figure_and_no_legend_covers_the_data(kind):
+    rows, verdict, kwargs = KINDS[kind]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = plot.figure(picture(rows, verdict, **kwargs))
+    renderer = FigureCanvasAgg(fig).get_renderer()  # what the PNG is drawn with
+    inside = fig.bbox.padded(1)
+    title, caption = fig._suptitle, fig.texts[-1]
+    for text in (title, caption):  # the title and caption fit the figure's width, however narrow
+        box = text.get_window_extent(renderer)
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1, (
+            text.get_text(), box, fig.bbox)
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box = legend.get_window_extent(renderer)
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0, (kind, box)
+        # nothing the axes draw (bars, curve, the measured marker, the marked lines) lies under the legend
+        assert not box.overlaps(ax.get_window_extent(renderer)), (kind, ax.get_title())
+        assert not box.overlaps(caption.get_window_extent(renderer))
+        for other in fig.axes:
+            assert not box.overlaps(other.xaxis.label.get_window_extent(renderer))
+    assert not title.get_window_extent(renderer).overlaps(caption.get_window_extent(renderer))
+    for ax in fig.axes:  # the panel titles under the figure's
+        assert not ax.title.get_window_extent(renderer).overlaps(title.get_window_extent(renderer))
+
+
+def test_the_narrow_teacher_picture_wraps_its_title_rather_than_clip_it():
+    rows, verdict, kwargs = KINDS["teacher_clears"]
+    p = picture(rows, verdict, **kwargs)
+    fig = plot.figure(p)
+    assert fig.bbox.width == 572 and len(p.title) > 55  # 13-point bold: wider than 572 pixels on one line
+    assert "\n" in fig._suptitle.get_text() and fig._suptitle.get_text().replace("\n", " ") == p.title
+    rows, verdict, kwargs = KINDS["route mixed"]
+    assert "\n" not in plot.figure(picture(rows, verdict, **kwargs))._suptitle.get_text()  # wide enough: one line
+
+
+def test_the_cut_off_picture_draws_the_cut_off_passes_not_the_rates_truncation_decides():
+    rows, verdict, kwargs = KINDS["route cut_off"]
+    assert verdict.route == "fix_reward" and verdict.methods == []
+    p = picture(rows, verdict, **kwargs)
+    assert p.band is None and p.paired is None and "()" not in p.caption
+    assert p.caption.startswith("Route: fix_reward. 18 of 18 replies cut off at the token cap passed")
+    assert "so they are not drawn" in p.caption
+    q1 = next(t for t in verdict.trace if t.name == "truncated_passes").evidence
+    bars = {b.kind: b.count for b in p.cut_off.bars}
+    assert bars["cut_passed"] == p.cut_off.n_truncated_passes == q1["count"]
+    assert bars["cut_passed"] + bars["cut_failed"] == q1["truncated_rows"]
+    assert sum(bars.values()) == q1["rows_stating_truncation"]
+    fig = plot.figure(p)
+    assert [ax.get_title() for ax in fig.axes] == ["Cut off at the token cap: 18 passed"]
+    text = sketch(p)
+    assert "cut off, passed" in text and "split share" not in text and "pass rate per" not in text
+
+
+@pytest.mark.parametrize("path, title", [("verl/0.9.1", "verl/0.9.1: route grpo"),
+                                         ("verl/0.9.1/1.jsonl", "0.9.1/1.jsonl: route grpo"),
+                                         ("verifiers/0.3.1/results.jsonl", "results.jsonl: route fix_reward")])
+def test_a_title_names_a_folder_with_its_parent(path, title):
+    rows = routing.read_rows(TOOLS / path)
+    assert picture(rows, routing.route(rows)).title == title

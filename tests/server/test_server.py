@@ -59,7 +59,8 @@ async def test_route_from_an_example_file_validates():
     assert advice["group_size"] == 8 and advice["batch"] == advice["prompts_per_step"] * 8
     assert out["next_step"] == {"tool": "prime_rl_config", "arguments": {"taskset": "refunds-v1", "method": "grpo",
                                                                          "model": MODEL, "knobs": ["group_size=8"],
-                                                                         "batch": advice["batch"]}, "needs": [],
+                                                                         "batch": advice["batch"],
+                                                                         "out": "grpo-prime-rl.toml"}, "needs": [],
                                 "command": None, "why": out["next_step"]["why"]}
 
 
@@ -149,7 +150,7 @@ def test_importing_the_server_does_not_import_torch():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-async def test_route_next_step_goes_straight_into_prime_rl_config():
+async def test_route_next_step_goes_straight_into_prime_rl_config(tmp_path):
     async with client() as c:
         for example, extra in (("mixed.jsonl", {}), ("floor.jsonl", {}), ("async_sampler.jsonl", {}),
                                ("student.jsonl", {"teacher_rows_path": str(EXAMPLES / "teacher_strong.jsonl"),
@@ -158,7 +159,7 @@ async def test_route_next_step_goes_straight_into_prime_rl_config():
                                                 "taskset": "refunds-v1", **extra})
             step = routed["next_step"]
             assert step["tool"] == "prime_rl_config" and step["needs"] == [], example
-            config = await call_ok(c, "prime_rl_config", step["arguments"])
+            config = await call_ok(c, "prime_rl_config", {**step["arguments"], "out": str(tmp_path / example)[:-6] + ".toml"})
             assert config["text"] and config["command"].startswith("uv run rl @"), example
             assert step["arguments"]["method"] in config["method"]
 

@@ -93,3 +93,15 @@ def test_the_server_works_and_torch_tools_name_the_extra(light, tmp_path):
     assert seen["route"] == "grpo" and seen["torch"] is False
     assert seen["preview"][0] and EXTRA.format(python=light) in seen["preview"][1]
     assert seen["tokenizer"][0] and EXTRA.format(python=light) in seen["tokenizer"][1]
+
+
+def test_the_library_imports_in_the_clones_own_folder(light):
+    """The README runs the opening commands in the clone's folder; there `./pick_a_method/` comes first on sys.path
+    and shadows the installed package, whose subpackages live in the clone's top-level folders. Importing the library
+    there, and the script the README names, work as they do anywhere else."""
+    probe = "from pick_a_method import common, methods, routing, server; print(routing.route.__module__)"
+    done = subprocess.run([str(light), "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "pick_a_method.routing.router", done.stderr
+    script = subprocess.run([str(light), "tests/routing/readme_try_it.py"], capture_output=True, text=True,
+                            timeout=300, cwd=REPO)  # it runs `python -m pick_a_method.server.cli` in the clone's folder
+    assert script.returncode == 0 and script.stdout.startswith("$ pick-a-method route"), script.stderr[-2000:]
