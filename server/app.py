@@ -9,7 +9,6 @@ and `tools/list` answer fast.
 from __future__ import annotations
 
 import functools
-import importlib
 import importlib.metadata
 import logging
 import typing
@@ -74,7 +73,7 @@ RESULTS: dict[str, Callable[[], Any]] = {
     "holdout_size": lambda: routing.HoldoutSize, "route": lambda: routing.Route,
     "prime_rl_config": lambda: PrimeRLConfig, "trl_config": lambda: TrainerConfig,
     "verl_config": lambda: TrainerConfig, "preview_update": lambda: UpdatePreview,
-    "after": lambda: typing.get_type_hints(importlib.import_module("pick_a_method.routing.after").after)["return"],
+    "after": lambda: routing.After,
 }
 
 
@@ -151,8 +150,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
             if check is not None:
                 extra["tokenizers_match"] = {"same": True, "different": False}.get(check.verdict)
                 notes.append(f"tokenizers: {check.summary}")
-        if a.tool == "after" and a.frozen is not None:
-            extra["frozen"] = str(await run(confine, a.frozen, "frozen", await allowed(ctx, options)))
+        if a.tool == "after":  # the frozen manifest is read from the allowed folders too
+            extra["roots"] = await allowed(ctx, options)
         verdict = await run(a.call, **rows, **extra)
         verdict.warnings.extend(notes)
         step = getattr(verdict, "next_step", None)

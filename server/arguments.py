@@ -1,12 +1,10 @@
 """Every tool's argument model, in the order the listing and `--help` show them (route first: start there).
 
-`after` joins once the core has it (pick_a_method.routing.after); its arguments are declared already, so the
+`after` is served where the core has it (pick_a_method.routing.after); its arguments are declared either way, so the
 listing's size budget (tests/server/test_agent_fit.py) counts it.
 """
 
 from __future__ import annotations
-
-import importlib.util
 
 from .declare import Arguments
 from .rows_tools import (AfterArguments, BandArguments, HoldoutSizeArguments, PassAtArguments, RouteArguments,
@@ -21,7 +19,9 @@ DECLARED: tuple[type[Arguments], ...] = (
 
 
 def has_after() -> bool:
-    return importlib.util.find_spec("pick_a_method.routing.after") is not None
+    from pick_a_method import routing  # the package only: its names load their modules on first use
+
+    return "after" in routing.__all__
 
 
 def served() -> tuple[type[Arguments], ...]:

@@ -72,7 +72,7 @@ def command(sub: Any, model: Any) -> argparse.ArgumentParser:
         else:
             _flag(c, name, field, cli)
     c.add_argument("--json", action="store_true", help="print the whole verdict as JSON instead of text")
-    if model.pictured and model.tool != "after":  # after's picture is drawn over MCP only, for now
+    if model.pictured:
         plot_flags(c)
     if model.writes:
         c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",

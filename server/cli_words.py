@@ -148,8 +148,8 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
     for key, value in arguments.items():
         if key in positionals or value is None:
             continue
-        if key == "fields" and isinstance(value, dict):
-            for k, v in value.items():
+        if key == "fields" and isinstance(value, list):  # "name=yours": one flag a name (--reward-field correct)
+            for k, v in (pair.partition("=")[::2] for pair in value):
                 words += [_field_flag(k), v]
             continue
         found = _flags_of(model, key)

@@ -11,7 +11,7 @@ from typing import Any
 from pick_a_method.routing import defaults as D
 
 from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
-from .schemas import FieldsArg, Paths, RowObjects, RowsText, Throughput, Trainer, plain
+from .schemas import FieldsArg, Pairs, Paths, RowObjects, RowsText, Throughput, Trainer, field_map, pairs_dict, plain
 
 ROWS_HELP = ("graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet, or an eval run's folder or log (vf-eval, "
              "lm-eval --log_samples, inspect .eval, verl dumps); several files or a glob read as one set")
@@ -241,8 +241,7 @@ class AfterArguments(Arguments):
     """After training: a gain on the frozen held-out tasks, beyond noise and the controls?"""
 
     tool, title = "after", "Did training help? (after the GPU)"
-    row_sets, pictured = {"before_rows": True, "after_rows": True, "random_selection_rows": False,
-                          "random_reward_rows": False}, True
+    row_sets = {"before_rows": True, "after_rows": True, "random_selection_rows": False, "random_reward_rows": False}
     before_rows: RowsText = rows_text_arg()
     before_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="BEFORE", help=f"the rows before training: {ROWS_HELP}"))
@@ -257,20 +256,24 @@ class AfterArguments(Arguments):
     random_reward_rows_path: Paths = rows_path_arg(Cli(
         flag="--random-reward", metavar="FILE", help="rows of a checkpoint trained on random rewards (the "
                                                      "contamination control)"))
-    effect: float = effect_arg()
-    frozen: str | None = arg(None, "Held-out manifest route wrote", cli=Cli(
-        metavar="FILE", help="the held-out manifest route wrote before training (its tasks are the ones compared)"))
+    effect: float | None = arg(None, "Default: the manifest's, else 0.05", gt=0, lt=1, cli=Cli(
+        metavar="X", help="the gain registered before training (default: the frozen manifest's, else 0.05)"))
+    frozen_path: str | None = arg(None, "The held-out manifest frozen before training", cli=Cli(
+        flag="--frozen", metavar="FILE", help="the held-out manifest written before training (its tasks are the ones "
+                                              "compared)"))
+    guards: Pairs = arg(None, "name=before_path,after_path of a suite that must not regress", cli=Cli(
+        flag="--guard", pairs=True, help="a suite that must not regress: NAME=BEFORE,AFTER (two rows files; "
+                                         "repeatable)"))
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()
-    picture: bool = picture_arg()
 
     def call(self, before_rows: Any, after_rows: Any, random_selection_rows: Any = None,
-             random_reward_rows: Any = None, *, frozen: str | None = None) -> Any:
-        from pick_a_method.routing.after import after  # type: ignore[import-not-found]  # registered only once it exists
+             random_reward_rows: Any = None, *, roots: Any = None) -> Any:
+        from pick_a_method import routing
 
-        return after(before_rows, after_rows, random_selection=random_selection_rows, random_reward=random_reward_rows,
-                     effect=self.effect, frozen=frozen if frozen is not None else self.frozen,
-                     pass_threshold=self.pass_threshold)
-
-    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        return rows["before_rows"], {"teacher_rows": rows["after_rows"], "pass_threshold": self.pass_threshold}
+        guards = {name: pair.split(",") if isinstance(pair, str) else pair  # "before,after" or ["before", "after"]
+                  for name, pair in (pairs_dict(self.guards, nest=False, what="guards") or {}).items()}
+        return routing.after(before_rows, after_rows, random_selection=random_selection_rows,
+                             random_reward=random_reward_rows, effect=self.effect, frozen=self.frozen_path,
+                             guards=guards or None, pass_threshold=self.pass_threshold, roots=roots,
+                             fields=field_map(self.fields))

@@ -299,7 +299,7 @@ def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 
 def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides as "key=value", a GPU
+    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides/fields as "key=value", a GPU
     split as its two arguments, and a method given as a table ({"name": "async", ...}) split into its name and
     knobs."""
     args = dict(arguments)
@@ -309,7 +309,7 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         args["method"] = method["name"]
         if knobs:
             args["knobs"] = {**knobs, **(args.get("knobs") or {})}
-    for key in ("knobs", "overrides"):
+    for key in ("knobs", "overrides", "fields"):
         if isinstance(args.get(key), Mapping):
             args[key] = as_pairs(args[key])
     for key in ("gpus", "nodes"):  # a split: its two arguments (inference_gpus, trainer_gpus)
