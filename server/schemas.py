@@ -9,13 +9,14 @@ fields. Conversions back to what the core takes (dicts) live beside each type, s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-import orjson
 from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
+from pick_a_method.common import dotted
 from pick_a_method.common.errors import InputError
+from pick_a_method.common.jsonl import JSONLineError, array_objects, is_array, objects
 from pick_a_method.common.trainers import TRAINERS
 
 from .declare import Cli, arg
@@ -98,39 +99,16 @@ Paths = Annotated[str | list[str] | None, WithJsonSchema(TEXT)]
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
 
 
-def _loads(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)  # what orjson refuses but JSON allows (an integer past 64 bits); else raises
-
-
 def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
-    """JSONL text (or a JSON array) -> row dicts; a bad line is named like a bad row in a file."""
-    if text.lstrip().startswith("["):
-        try:
-            doc = _loads(text)
-        except (ValueError, RecursionError) as e:
-            raise InputError(f"{what}: the text starts like a JSON array but is not valid JSON ({e})",
-                             field=what) from None
-        lines = list(enumerate(doc, start=1))
-    else:
-        lines = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                lines.append((n, _loads(line)))
-            except (ValueError, RecursionError):
-                path = "{" not in line and len(lines) == 0 and line.strip().endswith(_FILE_ENDINGS)
-                hint = f"; for a file, pass it as {what}_path" if path else ""
-                raise InputError(f"{what} line {n}: not a JSON object ({line[:80]!r}); give one row object per "
-                                 f"line, or a list of row objects{hint}", row=n - 1, field=what) from None
-    bad = next(((n, r) for n, r in lines if not isinstance(r, dict)), None)
-    if bad:
-        raise InputError(f"{what} line {bad[0]}: a row must be a JSON object; got {type(bad[1]).__name__}",
-                         row=bad[0] - 1, field=what)
-    return [r for _, r in lines]
+    """JSONL text (or a JSON array) -> row dicts (common/jsonl.py parses); a bad line is named like a bad row in a
+    file, and a lone file name is pointed at the _path argument."""
+    try:
+        return [r for _, r in (array_objects(text) if is_array(text) else objects(text.splitlines()))]
+    except JSONLineError as e:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        path = e.line == 1 and "{" not in first and first.endswith(_FILE_ENDINGS)
+        hint = f"; for a file, pass it as {what}_path" if path else "; give one row object per line, or a list of them"
+        raise InputError(f"{what} line {e.line}: {e.reason}{hint}", row=e.line - 1, field=what) from None
 
 
 def row_dicts(rows: list[Row] | list[dict[str, Any]] | str, what: str) -> list[dict[str, Any]]:
@@ -265,25 +243,7 @@ def pairs_dict(pairs: list[KeyValue | str] | Mapping[str, Any] | None, *, nest: 
             raise InputError(f"{what} item {n}: {str(p)[:60]!r} is not key=value; write e.g. \"group_size=8\"",
                              field=what)
         items.append(item)
-    return nest_dotted(items, nest=nest)
-
-
-def nest_dotted(items: Iterable[tuple[str, Any]], *, nest: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in items:
-        if key in out:
-            raise InputError(f"key {key!r} is given twice; give each key once", field=key)
-        if not nest or "." not in key:
-            out[key] = value
-            continue
-        node = out
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise InputError(f"key {key!r}: {part!r} is already set to a value, not a table", field=key)
-        node[leaf] = value
-    return out
+    return dotted.nest(items, dotted=nest)
 
 
 def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
