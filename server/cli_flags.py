@@ -63,7 +63,8 @@ def command(sub: Any, model: Any) -> argparse.ArgumentParser:
 
     c = sub.add_parser(model.command(), help=model.title, description=f"{model.title}. {model.description()}",
                        formatter_class=_Help)
-    for name, field in model.model_fields.items():
+    positionals_first = sorted(model.model_fields.items(), key=lambda kv: not cli_of(model, kv[0]).positional)
+    for name, field in positionals_first:
         cli = cli_of(model, name)
         if cli.skip:
             continue

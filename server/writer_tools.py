@@ -25,36 +25,6 @@ def methods_of(trainer: str) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def knobs_arg(example: str) -> Any:
-    return arg(None, cli=Cli(
-        flag="--knob", pairs=True, help=f"a method knob, VALUE read as JSON when it parses{example}"))
-
-
-def out_arg(what: str) -> Any:
-    return arg(None, cli=Cli(
-        metavar="FILE", help=f"write {what} here (default: print it)"))
-
-
-def overwrite_arg() -> Any:
-    return arg(False, cli=Cli(help="replace an existing file at --out"))
-
-
-def model_arg() -> Any:
-    return arg(..., cli=Cli(help="the model to train, e.g. Qwen/Qwen3-8B (required)"))
-
-
-def steps_arg(help: str) -> Any:
-    return arg(STEPS, ge=1, cli=Cli(help=help))
-
-
-def lora_arg() -> Any:
-    return arg(LORA, cli=Cli(help="train the full model instead of a LoRA adapter"))
-
-
-def tokenizer_arg() -> Any:
-    return arg(None, cli=NOT)
-
-
 def given(**values: Any) -> dict[str, Any]:
     """The arguments given (not None): a writer's own defaults stand for the rest."""
     return {k: v for k, v in values.items() if v is not None}
@@ -71,30 +41,38 @@ def split(total: Any, inference: int | None, trainer: int | None, name: str) -> 
     return {"inference": inference, "trainer": trainer}
 
 
-class PrimeRlConfigArguments(Arguments):
+class WriterArguments(Arguments):
+    """What every config writer takes: the model, the method's knobs, the run's length, LoRA, a safe `out`."""
+
+    writes = True
+    model: str = arg(..., cli=Cli(help="the model to train, e.g. Qwen/Qwen3-8B (required)"))
+    knobs: Pairs = arg(None, cli=Cli(flag="--knob", pairs=True, help=(
+        "a method knob, VALUE read as JSON when it parses, e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted "
+        "KEY nests: method.name=opd)")))
+    out: str | None = arg(None, cli=Cli(metavar="FILE", help="write the config here (default: print it)"))
+    overwrite: bool = arg(False, cli=Cli(help="replace an existing file at --out"))
+    steps: int = arg(STEPS, ge=1, cli=Cli(help="training steps (max_steps)"))
+    lora: bool = arg(LORA, cli=Cli(help="train the full model instead of a LoRA adapter"))
+    teacher_tokenizer: str | None = arg(None, cli=NOT)
+    student_tokenizer: str | None = arg(None, cli=NOT)
+
+
+class PrimeRlConfigArguments(WriterArguments):
     """Write prime-rl's `rl` TOML: the text, knobs honored or ignored, needs, the launch command."""
 
-    tool, title, writes = "prime_rl_config", "Write the prime-rl config", True
+    tool, title = "prime_rl_config", "Write the prime-rl config"
     taskset: str = arg(..., "prime-rl taskset id", cli=Cli(positional=True, help="prime-rl taskset id (env.taskset.id)"))
     method: str = arg(..., methods_of(PRIME_RL), cli=Cli(positional=True, help=(
         f"{methods_of(PRIME_RL)} (async wraps one of them: --knob method=grpo)")))
-    model: str = model_arg()
-    knobs: Pairs = knobs_arg(", e.g. --knob teacher=Qwen/Qwen3-32B (repeatable; a dotted KEY nests: method.name=opd)")
-    out: str | None = out_arg("the TOML")
-    overwrite: bool = overwrite_arg()
     gpus: Count = arg(None, "Split evenly; per node with nodes", cli=Cli(help=(
         "GPUs on the node, at least 2 (default: 2), split evenly; with --nodes, GPUs per node (default: 8)")))
     inference_gpus: int | None = arg(None, "And trainer_gpus: the split", cli=Cli(
         metavar="N", help="with --trainer-gpus: vLLM's GPUs on the node"))
     trainer_gpus: int | None = arg(None, cli=Cli(metavar="N", help="with --inference-gpus: the trainer's GPUs"))
-    steps: int = steps_arg("max_steps")
     batch: int = arg(BATCH, "Rollouts a step", ge=1, cli=Cli(help="prompts x rollouts per step"))
-    lora: bool = lora_arg()
     overrides: Pairs = arg(None, cli=Cli(
         flag="--override", pairs=True, help="a dotted prime-rl key to set, e.g. --override trainer.optim.lr=2e-5 "
                                             "(repeatable)"))
-    teacher_tokenizer: str | None = tokenizer_arg()
-    student_tokenizer: str | None = tokenizer_arg()
     renderer: str | None = arg(None, "Default: from the model", cli=Cli(
         help="[orchestrator.renderer] name (default: chosen from the model)"))
     wandb: WandBArg = arg(None, "project, name, entity, offline", cli=Cli(
@@ -140,30 +118,22 @@ class PrimeRlConfigArguments(Arguments):
             scheduler=plain(self.scheduler, "scheduler"), warmup_steps=self.warmup_steps))
 
 
-class TrlConfigArguments(Arguments):
+class TrlConfigArguments(WriterArguments):
     """Write the YAML `trl <command> --config` reads: knobs honored or ignored, needs, the command."""
 
-    tool, title, writes = "trl_config", "Write the TRL config", True
+    tool, title = "trl_config", "Write the TRL config"
     method: str = arg(..., methods_of(TRL), cli=Cli(positional=True, help=methods_of(TRL)))
-    model: str = model_arg()
-    knobs: Pairs = knobs_arg(" (repeatable)")
     dataset: str | None = arg(None, "dataset_name", cli=Cli(
         help="the dataset (dataset_name; default: a placeholder to fill in)"))
     reward_funcs: list[str] | None = arg(None, "grpo: reward names or import paths", cli=Cli(
         flag="--reward-func", metavar="NAME", help="grpo: a TRL reward name or dotted import path (repeatable)"))
-    out: str | None = out_arg("the config")
-    overwrite: bool = overwrite_arg()
     gpus: int = arg(TRAINERS[TRL].gpus, ge=1, cli=Cli(help="GPUs per node"))
     nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
-    steps: int = steps_arg("training steps")
     batch: int = arg(BATCH, "Completions or examples a step", ge=1, cli=Cli(
         help="rollouts or examples per step"))
-    lora: bool = lora_arg()
     vllm: bool = arg(True, cli=Cli(help="generate without vLLM"))
     overrides: Pairs = arg(None, cli=Cli(flag="--set", pairs=True, help=(
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
-    teacher_tokenizer: str | None = tokenizer_arg()
-    student_tokenizer: str | None = tokenizer_arg()
 
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.methods.trl import trl_config
@@ -176,32 +146,24 @@ class TrlConfigArguments(Arguments):
             tokenizers_match=tokenizers_match))
 
 
-class VerlConfigArguments(Arguments):
+class VerlConfigArguments(WriterArguments):
     """Write verl's main_ppo Hydra overrides and YAML: knobs honored or ignored, needs, the command."""
 
-    tool, title, writes = "verl_config", "Write the verl config", True
+    tool, title = "verl_config", "Write the verl config"
     method: str = arg(..., methods_of(VERL), cli=Cli(positional=True, help=methods_of(VERL)))
-    model: str = model_arg()
-    knobs: Pairs = knobs_arg(" (repeatable)")
     train_files: list[str] | None = arg(None, "Parquet files", cli=Cli(
         metavar="FILE", help="verl RL parquet files (repeatable)"))
     val_files: list[str] | None = arg(None, "Held-out parquet files", cli=Cli(
         metavar="FILE", help="held-out parquet files (repeatable)"))
     reward_function: str | None = arg(None, "path/to/reward.py:function", cli=Cli(
         metavar="PATH:FN", help="path/to/reward.py:function (default: verl's scorer for each row's data_source)"))
-    out: str | None = out_arg("the config")
-    overwrite: bool = overwrite_arg()
     gpus: int = arg(TRAINERS[VERL].gpus, ge=1, cli=Cli(help="GPUs per node"))
     nodes: int | None = arg(None, ge=1, cli=Cli(help="machines (default: one)"))
     teacher_gpus: int | None = arg(None, "opd: the teacher's GPUs", ge=1, cli=Cli(
         help="opd: GPUs for the teacher pool (default: verl-config's own)"))
-    steps: int = steps_arg("training steps")
     batch: int = arg(BATCH, "Rollouts per step", ge=1, cli=Cli(help="rollouts or examples per step"))
-    lora: bool = lora_arg()
     overrides: Pairs = arg(None, cli=Cli(flag="--set", pairs=True, help=(
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
-    teacher_tokenizer: str | None = tokenizer_arg()
-    student_tokenizer: str | None = tokenizer_arg()
 
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.methods.verl import verl_config
@@ -220,7 +182,8 @@ class PreviewUpdateArguments(Arguments):
     tool, title = "preview_update", "Preview a method's update on logged rollouts"
     method: str = arg("FlashReinforce", "Any update rule (SAO, BPCO, GRPO, ...)", cli=Cli(
         help="any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, OPD, Async, ..."))
-    knobs: Pairs = knobs_arg(" (repeatable; default: the method's own)")
+    knobs: Pairs = arg(None, cli=Cli(flag="--knob", pairs=True, help=(
+        "a method knob, VALUE read as JSON when it parses (repeatable; default: the method's own)")))
     trajectories: Trajectories = arg(None, "JSONL: reward, logprobs, behavior_logprobs, ...", cli=NOT)
     path: str | None = arg(None, "A JSONL file of them", cli=Cli(
         positional=True, help="JSONL of trajectories: reward, logprobs, and behavior_logprobs / values / mask"))
