@@ -3,7 +3,8 @@
 #
 #   .npm-local/node22/   node 22 from the npm registry (`npm install node@22`: the machine's node 20 would
 #                        silently resolve @modelcontextprotocol/inspector to the old 0.15)
-#   .npm-local/tools/    @modelcontextprotocol/inspector (CLI mode) and @modelcontextprotocol/conformance
+#   .npm-local/tools/    @modelcontextprotocol/inspector (CLI mode), @modelcontextprotocol/conformance and
+#                        @google/gemini-cli (driven against a stand-in model API on 127.0.0.1)
 #   .npm-local/cache/    npm's cache, so a rebuilt tree installs from it
 #   .npm-local/env.sh    `. .npm-local/env.sh` puts node 22 and the two tools first on PATH
 #
@@ -11,7 +12,7 @@
 # Always exits 0: with no npm or no registry it says so loudly and the client tests SKIP with the cause.
 # Pins (verified on 2026-11-30): node 22.23.3, inspector 2.12.0 (needs node >= 22.19), conformance
 # 0.2.0-alpha.12 (the 0.2 line has the tools-name-format / deterministic-order / wire-schema checks; 0.1.16 is
-# npm's `latest`).
+# npm's `latest`); gemini-cli 0.61.0 (verified on 2026-12-03: npm's `latest`, engines node >= 20).
 
 set -u
 
@@ -20,6 +21,7 @@ PREFIX=${PICK_A_METHOD_NPM_PREFIX:-$ROOT/.npm-local}
 NODE_VERSION=${PICK_A_METHOD_NODE_VERSION:-22.23.3}
 INSPECTOR_VERSION=2.12.0
 CONFORMANCE_VERSION=0.2.0-alpha.12
+GEMINI_VERSION=0.61.0
 INSTALL_TIMEOUT=${PICK_A_METHOD_NPM_TIMEOUT:-300}
 
 NODE_DIR=$PREFIX/node22
@@ -61,17 +63,21 @@ if [ "$have_node" != "v$NODE_VERSION" ]; then
     [ "$have_node" = "v$NODE_VERSION" ] || give_up "node@$NODE_VERSION installed no working binary at $NODE_BIN/node"
 fi
 
-# 2. the Inspector and the conformance suite, installed by npm running under node 22 (so their engines resolve)
+# 2. the Inspector, the conformance suite and Gemini CLI, installed by npm running under node 22 (so their engines
+#    resolve)
 export PATH=$NODE_BIN:$PATH
 if [ "$(installed_version "$TOOLS_DIR/node_modules" @modelcontextprotocol/inspector)" != "$INSPECTOR_VERSION" ] ||
-    [ "$(installed_version "$TOOLS_DIR/node_modules" @modelcontextprotocol/conformance)" != "$CONFORMANCE_VERSION" ]; then
-    command -v npm >/dev/null 2>&1 || give_up "no npm on PATH to fetch the MCP Inspector and conformance suite"
-    say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION and @modelcontextprotocol/conformance@$CONFORMANCE_VERSION into $TOOLS_DIR"
+    [ "$(installed_version "$TOOLS_DIR/node_modules" @modelcontextprotocol/conformance)" != "$CONFORMANCE_VERSION" ] ||
+    [ "$(installed_version "$TOOLS_DIR/node_modules" @google/gemini-cli)" != "$GEMINI_VERSION" ]; then
+    command -v npm >/dev/null 2>&1 || give_up "no npm on PATH to fetch the MCP Inspector, conformance suite and Gemini CLI"
+    say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION, @modelcontextprotocol/conformance@$CONFORMANCE_VERSION and @google/gemini-cli@$GEMINI_VERSION into $TOOLS_DIR"
     INSPECTOR_SKIP_CLIENT_INSTALL=1 npm_install "$TOOLS_DIR" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
-        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2 ||
-        give_up "npm install of the Inspector / conformance failed (registry unreachable?)"
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "@google/gemini-cli@$GEMINI_VERSION" >&2 ||
+        give_up "npm install of the Inspector / conformance / Gemini CLI failed (registry unreachable?)"
     [ "$(installed_version "$TOOLS_DIR/node_modules" @modelcontextprotocol/inspector)" = "$INSPECTOR_VERSION" ] ||
         give_up "the Inspector did not install at $INSPECTOR_VERSION"
+    [ "$(installed_version "$TOOLS_DIR/node_modules" @google/gemini-cli)" = "$GEMINI_VERSION" ] ||
+        give_up "Gemini CLI did not install at $GEMINI_VERSION"
 fi
 
 cat >"$PREFIX/env.sh" <<EOF
@@ -82,5 +88,6 @@ EOF
 echo "node        $NODE_BIN/node ($have_node)"
 echo "inspector   $TOOLS_DIR/node_modules/.bin/mcp-inspector (@modelcontextprotocol/inspector $INSPECTOR_VERSION)"
 echo "conformance $TOOLS_DIR/node_modules/.bin/conformance (@modelcontextprotocol/conformance $CONFORMANCE_VERSION)"
+echo "gemini      $TOOLS_DIR/node_modules/.bin/gemini (@google/gemini-cli $GEMINI_VERSION)"
 echo "env         . $PREFIX/env.sh"
 exit 0

@@ -15,6 +15,8 @@ import shlex
 import sys
 from typing import Any
 
+from .arguments import DECLARED
+
 
 class Parser(argparse.ArgumentParser):
     """argparse, with a did-you-mean for a mistyped flag or command (Python 3.11's argparse has none), and the
@@ -104,52 +106,65 @@ def _is_method(word: str) -> bool:
     return True
 
 
-# A tool's arguments that are the command's positionals, in order (the others are --flags of the same name).
-POSITIONALS = {"route": ("rows_path",), "band": ("rows_path",), "pass_at": ("rows_path",),
-               "truncated_passes": ("rows_path",), "teacher_clears": ("teacher_rows_path", "student_rows_path"),
-               "holdout_size": (), "preview_update": ("path",), "prime_rl_config": ("taskset", "method"),
-               "trl_config": ("method",), "verl_config": ("method",)}
-RENAMED = {"teacher_rows_path": "--teacher-rows", "reward_funcs": "--reward-func", "lora": "--no-lora"}
+def _flags_of(model: Any, key: str) -> tuple[Any, str] | None:
+    """(the argument's Cli, its flag) from the tool's declaration, or None where the command line has no flag for it."""
+    from .cli_flags import flag_name
+    from .declare import cli_of
+
+    if key not in model.model_fields or cli_of(model, key).skip:
+        return None
+    cli = cli_of(model, key)
+    return cli, flag_name(key, cli)
 
 
 def _field_flag(key: str) -> str:
-    return "--cut-off" if key == "cut_off" else f"--{key.replace('_id', '').replace('_', '-')}-field"
+    from .cli_flags import flag_name
+    from .declare import cli_of
+    from .schemas import Fields
+
+    return flag_name(key, cli_of(Fields, key)) if key in Fields.model_fields else f"--{key}-field"
+
+
+def _pair_word(key: str, value: Any) -> str:
+    return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
 
 
 def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
-    """A next step as the command that does it here, or None where an argument has no flag (then the call is shown)."""
-    if tool not in POSITIONALS:
-        return None
-    name = tool.replace("_", "-")
-    from .cli_flags import parser as _parser  # the parser knows each command's flags
+    """A next step as the command that does it here, or None where an argument has no flag (then the call is shown).
+    The tool's declaration says each argument's positional place or flag."""
+    from .arguments import by_tool, served
 
-    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
-    flags = {o for a in sub._actions for o in a.option_strings}
-    words = ["pick-a-method", name]
-    for key in POSITIONALS[tool]:
+    from .schemas import ready_arguments
+
+    model = by_tool(tool)
+    if model is None or model not in served():
+        return None
+    fields, arguments = model.model_fields, ready_arguments(arguments)  # as the tool lists them (a GPU split: two)
+    positionals = [k for k in fields if (f := _flags_of(model, k)) is not None and f[0].positional]
+    words = ["pick-a-method", model.command()]
+    for key in positionals:
         value = arguments.get(key, f"<{key}>")
         words += [str(v) for v in value] if isinstance(value, list) else [str(value)]
     for key, value in arguments.items():
-        if key in POSITIONALS[tool] or value is None:
+        if key in positionals or value is None:
             continue
-        if key == "fields":
-            for k, v in value.items():
+        if key == "fields" and isinstance(value, list):  # "name=yours": one flag a name (--reward-field correct)
+            for k, v in (pair.partition("=")[::2] for pair in value):
                 words += [_field_flag(k), v]
             continue
-        flag = RENAMED.get(key, f"--{key.replace('_', '-')}")
-        if key in ("knobs", "overrides", "slurm", "wandb"):
-            flag = {"knobs": "--knob", "overrides": "--override"}.get(key, flag)
-            if not isinstance(value, dict) or flag not in flags:
-                return None
-            for k, v in value.items():
-                words += [flag, f"{k}={v if isinstance(v, str) else json.dumps(v)}"]
-        elif key in ("gpus", "nodes") and isinstance(value, dict) and f"--inference-{key}" in flags:
-            words += [w for side, n in value.items() for w in (f"--{side}-{key}", str(n))]
-        elif flag not in flags:
+        found = _flags_of(model, key)
+        if found is None:
             return None
+        cli, flag = found
+        if cli.pairs:
+            pairs = value.items() if isinstance(value, dict) else [(p, None) for p in value] if isinstance(
+                value, list) and all(isinstance(p, str) for p in value) else None
+            if pairs is None:
+                return None
+            words += [w for k, v in pairs for w in (flag, k if v is None else _pair_word(k, v))]
         elif isinstance(value, bool):
-            if value != (key == "lora"):  # --no-lora is the flag for lora=False; other booleans are store_true
-                words.append(flag)
+            if value is not (fields[key].default is True):  # --no-NAME for False where True is the default
+                words.append(f"--no-{key.replace('_', '-')}" if fields[key].default is True else flag)
         elif isinstance(value, list):
             for v in value:
                 words += [flag, str(v)]
@@ -165,14 +180,15 @@ def command_line(tool: str, arguments: dict[str, Any]) -> str | None:
 # <placeholder>, a number, True/False/None, ... or a {...} up to three levels deep.
 _LITERAL = r"""'[^']*'|"[^"]*"|<[^<>]*>|\.\.\.|-?\d[\w.]*|True|False|None|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"""
 _ASSIGN = re.compile(rf"""(?<![\w.+\-/'"\[])(?<!\w\()([a-z][a-z_]*)=({_LITERAL})""")
-_CALL = re.compile(rf"\b({'|'.join(POSITIONALS)})\(([^()]*)\)")
+_TOOLS = tuple(m.tool for m in DECLARED)
+_CALL = re.compile(rf"\b({'|'.join(_TOOLS)})\(([^()]*)\)")
+# A tool's name alone is its command; the trace names its questions by these two (Q1 truncated_passes: ok), left as is.
+_QUESTIONS = ("truncated_passes", "teacher_clears")
 # Not inside a path (/data/pass_at/rows.jsonl) or a file name (pass_at.jsonl); a sentence's full stop is fine.
-_BARE_TOOL = re.compile(r"""(?<!["\w/.-])(prime_rl_config|trl_config|verl_config|holdout_size|preview_update|pass_at)"""
+_BARE_TOOL = re.compile(rf"""(?<!["\w/.-])({'|'.join(t for t in _TOOLS if "_" in t and t not in _QUESTIONS)})"""
                         r"""(?![\w"/-]|\.\w)""")
 # A verb before name=value makes it a hint: a method knob is then written as --knob (a statement is left alone).
 _HINT = re.compile(r"(?:pass|use|with|set|Fix:|or|and|e\.g\.|try|add|for)\s*\(?$")
-DICT_FLAGS = {"knobs": "--knob", "checkpoint": "--checkpoint", "wandb": "--wandb", "slurm": "--slurm",
-              "eval_split": "--eval-split"}
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -233,9 +249,24 @@ def _knob_names() -> frozenset[str]:
     return frozenset(f for cls in METHODS.values() for f in cls.model_fields)
 
 
+@functools.cache
+def _declared() -> dict[str, tuple[Any, str]]:
+    """Each argument's Cli and flag as the tools declare it (overrides, --override or --set, is told by command)."""
+    from .arguments import served
+
+    out: dict[str, tuple[Any, str]] = {}
+    for model in served():
+        for name in model.model_fields:
+            found = _flags_of(model, name)  # not a positional, nor a short flag (k=8 is also the trace's word)
+            if found is not None and not found[0].positional and found[1].startswith("--"):
+                out.setdefault(name, found)
+    return out
+
+
 def _assignment(name: str, literal: str, before: str, overrides: str) -> str | None:
     """name=literal as the flags that say it, or None to leave it as written."""
-    flag, value = f"--{name.replace('_', '-')}", _plain(literal)
+    cli, flag = _declared().get(name, (None, f"--{name.replace('_', '-')}"))
+    value = _plain(literal)
     if name == "fields" and literal.startswith("{"):
         return " ".join(f"{_field_flag(k)} {_word(v)}" for k, v in _pairs(literal))
     if name == "out":
@@ -244,12 +275,13 @@ def _assignment(name: str, literal: str, before: str, overrides: str) -> str | N
         return f"--knob {_word(f'method={value}')}" if literal.startswith("{") else f"method {value}"
     if name == "overrides" and literal.startswith("{"):
         return " ".join(f"{overrides} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
-    if name in DICT_FLAGS and literal.startswith("{"):
-        return " ".join(f"{DICT_FLAGS[name]} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
-    if name in ("nodes", "gpus") and literal.startswith("{"):  # {'inference': n, 'trainer': m}: the split flags
-        return " ".join(f"--{k}-{name} {_word(v)}" for k, v in _pairs(literal))
-    if name == "throughput" and literal.startswith("{"):
-        return f"--throughput {','.join(v for _, v in _pairs(literal))}"
+    sides = _pairs(literal) if literal.startswith("{") else []
+    if sides and all(f"{k}_{name}" in _declared() for k, _ in sides):  # {'inference': n, 'trainer': m}: a split
+        return " ".join(f"{_declared()[f'{k}_{name}'][1]} {_word(v)}" for k, v in sides)
+    if cli is not None and cli.parse and literal.startswith("{"):  # --throughput INFER,TRAIN
+        return f"{flag} {','.join(v for _, v in _pairs(literal))}"
+    if cli is not None and literal.startswith("{"):  # a table: KEY=VALUE words (--knob, --wandb, --eval-split)
+        return " ".join(f"{flag} {_word(f'{k}={v}')}" for k, v in _pairs(literal))
     if value == "false" and f"--no-{name.replace('_', '-')}" in _flags():
         return f"--no-{name.replace('_', '-')}"
     if flag in _flags():

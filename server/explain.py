@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from .schemas import Fields, KeyValue, Row, Sampling, Trajectory, Usage
+from .schemas import Checkpoint, Fields, KeyValue, Nodes, Row, Sampling, Trajectory, Usage, WandB
 
 # --------------------------------------------------------------------------------------------------------------
 # Argument errors
@@ -26,7 +27,8 @@ _TAG = re.compile(r"[a-z_][a-z0-9_]*")
 _TYPE_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
 _ITEM = {"rows": "row", "trajectories": "trajectory"}
 _MODELS = {"rows": Row, "trajectories": Trajectory, "fields": Fields, "knobs": KeyValue, "overrides": KeyValue,
-           "sampling": Sampling, "usage": Usage}
+           "sampling": Sampling, "usage": Usage, "wandb": WandB, "checkpoint": Checkpoint, "gpus": Nodes,
+           "nodes": Nodes}
 
 
 def _path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -34,13 +36,13 @@ def _path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(p for p in loc if isinstance(p, int) or (_TAG.fullmatch(p) and p not in _TYPE_TAGS))
 
 
-def _where(path: tuple[Any, ...]) -> str:
-    arg, rest = str(path[0]), path[1:]
+def _where(path: tuple[Any, ...], names: Mapping[str, str]) -> str:
+    arg, rest = names.get(str(path[0]), str(path[0])), path[1:]
     if rest and isinstance(rest[0], int):
         item = next((w for k, w in _ITEM.items() if arg.endswith(k)), "item")
         head, rest = f"{arg} {item} {rest[0]}", rest[1:]
         return f"{head}: {'.'.join(map(str, rest))}" if rest else head
-    return ".".join(map(str, path))
+    return ".".join(map(str, (arg, *rest)))
 
 
 def _shown(value: Any) -> str:
@@ -72,17 +74,18 @@ def _either(options: Any) -> str:
     return seen[0] if len(seen) == 1 else ", ".join(seen[:-1]) + " or " + seen[-1]
 
 
-def explain(error: ValidationError) -> str:
+def explain(error: ValidationError, names: Mapping[str, str] | None = None) -> str:
     """One clause per wrong value: where, what was given, what is expected (no pydantic dump, no links). An
-    argument model (`routeArguments`) reads "bad argument: ..."; another model (a method's knobs) is named."""
+    argument model (`RouteArguments`) reads "bad argument: ..."; another model (a method's knobs) is named.
+    `names`: what to call an argument instead of its name (the command line's flags)."""
     try:
-        return _explain(error)
+        return _explain(error, names or {})
     except Exception:  # an error shape not foreseen: still a readable line, never a crash
         return f"{error.title}: " + "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
                                               for e in error.errors(include_url=False))
 
 
-def _explain(error: ValidationError) -> str:
+def _explain(error: ValidationError, names: Mapping[str, str]) -> str:
     errors = error.errors(include_url=False)
     by_path: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for err in errors:
@@ -98,16 +101,16 @@ def _explain(error: ValidationError) -> str:
             said = unknown("field", field, list(model.model_fields)) if model else f"unknown field {field!r}"
             tail = ("; drop it, or send them as JSONL text (keeps every field) and map names with `fields`"
                     if arg.endswith(("rows", "trajectories")) else "")
-            lines.append(f"{_where(path[:-1])}: {said}{tail}" if len(path) > 1 else said)
+            lines.append(f"{_where(path[:-1], names)}: {said}{tail}" if len(path) > 1 else said)
             continue
         if errs[0]["type"] == "missing":
-            lines.append(f"{_where(path)} is required")
+            lines.append(f"{_where(path, names)} is required")
             continue
         if errs[0]["type"] in ("value_error", "assertion_error"):  # the model's own check: its message says it
-            lines.append(f"{_where(path)}: {errs[0]['msg'].split(', ', 1)[-1]}")
+            lines.append(f"{_where(path, names)}: {errs[0]['msg'].split(', ', 1)[-1]}")
             continue
         wanted = _either(_expected(e) for e in errs)
-        lines.append(f"{_where(path)} is {_shown(errs[0]['input'])}; expected {wanted}")
+        lines.append(f"{_where(path, names)} is {_shown(errs[0]['input'])}; expected {wanted}")
     more = f" (and {len(paths) - 5} more)" if len(paths) > 5 else ""
     title = str(error.title)
     lead = f"bad argument{'s' if len(lines) > 1 else ''}" if title.endswith("Arguments") else title

@@ -1,13 +1,15 @@
 """What `tools/list` sends, made lean: the input schemas a model reads, and outline output schemas.
 
-Pure functions over JSON schemas (no MCP import). Issue 13's budget: the whole listing at most 20k characters
-and what a model reads (descriptions plus input schemas) at most 8k.
+Pure functions over JSON schemas (no MCP import). The budget (tests/server/test_agent_fit.py): the whole listing
+at most 20,000 characters and what a model reads (descriptions plus input schemas) at most 12,000, the `after`
+tool included.
 
 - Input schemas are inlined (openai-agents' strict conversion refuses a bare `$ref` it did not inline itself),
   lose pydantic's noise (`title`, `default: null`, `additionalProperties: true`), and write `anyOf [X, null]`
   as `type: [X, "null"]`. Every object stays closed, so the strict conversion succeeds on each tool.
-- Output schemas are an outline: the top-level keys with short types (an object is `object`, a list `array`),
-  their enums, and `required`. The SDK validates each result against the tool's pydantic model, not against
+- Output schemas are an outline: the top-level keys, each with its type where it has one (an object is `object`, a
+  list `array`; a key that may be null takes any value), their enums, and the keys every verdict has as
+  `required`. No type arrays: a client that maps schemas onto one `type` a node (Gemini's) reads every one. The SDK validates each result against the tool's pydantic model, not against
   this schema, and `structuredContent` still carries everything; a client checking a result against the
   outline checks the keys and their types. What the keys mean (`next_step`'s `tool`, `arguments`, `needs`,
   `command`) is the skill's and the server instructions' to say: models read those, not output schemas.
@@ -18,20 +20,25 @@ from __future__ import annotations
 from typing import Any
 
 _SHAPE_FREE = {"enum", "const", "$ref", "anyOf", "oneOf", "allOf", "not"}
+EVERY_VERDICT = ("verdict", "summary", "next_step", "warnings")
 
 
 def input_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's argument schema as it goes on the wire: inlined, slimmed and closed."""
+    """A tool's argument schema as it goes on the wire: inlined, slimmed and closed (its model's docstring is the
+    tool's description, not repeated here)."""
+    schema = {k: v for k, v in schema.items() if k != "description"}
     return {**slim(inline(schema)), "additionalProperties": False}
 
 
 def output_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's output schema as an outline: top-level keys with short types (see the module's docstring)."""
+    """A tool's output schema as an outline: top-level keys with short types (see the module's docstring). Of the
+    keys, `required` names the ones every verdict has; a tool's own keys are listed, not required."""
     defs = schema.get("$defs", {})
     out: dict[str, Any] = {"type": "object", "properties": {
         name: _outline(sub, defs) for name, sub in schema.get("properties", {}).items()}}
-    if schema.get("required"):
-        out["required"] = list(schema["required"])
+    required = [k for k in schema.get("required", []) if k in EVERY_VERDICT]
+    if required:
+        out["required"] = required
     return out
 
 
@@ -42,7 +49,7 @@ def _resolve(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def _outline(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    """One output key as a short type: its JSON types and its enum (or const), nothing nested."""
+    """One output key as a short type: its JSON type where it has one, its enum (or const), nothing nested."""
     node = _resolve(node, defs)
     if not isinstance(node, dict):
         return {}
@@ -65,8 +72,8 @@ def _outline(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
             enum.append(None)
         types.extend(t for t in kinds if t not in types)
     short: dict[str, Any] = {}
-    if types:
-        short["type"] = types[0] if len(types) == 1 else types
+    if len(types) == 1:  # a key of several types (a number or null) is left open: one type a key, or none
+        short["type"] = types[0]
     if enum:
         short["enum"] = [v for i, v in enumerate(enum) if not any(_same(v, w) for w in enum[:i])]
     return short

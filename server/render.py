@@ -1,13 +1,13 @@
 """A verdict as a person reads it on the command line: the answer, the summary, warnings, the next step, then
-the evidence (`pick-a-method route FILE ...`; `--json` prints the whole verdict instead)."""
+the evidence (`pick-a-method route FILE ...`; `--json` prints the whole verdict instead).
+
+Nothing is cut: a note, a need, a reason is printed whole, one to a line; a table is printed key by key; what only a
+program reads (a list of tables: the prediction at each k, a fitted prior) is named and left to --json."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-VALUE_CHARS = 400  # an evidence value longer than this is cut, with an ellipsis (--json prints it whole)
-
 
 def _rounded(value: Any) -> Any:
     if isinstance(value, float):
@@ -19,8 +19,43 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def _cut(text: str, limit: int = VALUE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _word(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(_rounded(value))
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _readable(value: Any) -> bool:
+    """A value a person reads on a line or a few: a scalar, a list of scalars, a table of those."""
+    if isinstance(value, list):
+        return all(_scalar(v) for v in value)
+    if isinstance(value, dict):
+        return all(_scalar(v) or (isinstance(v, list) and all(_scalar(w) for w in v)) for v in value.values())
+    return _scalar(value)
+
+
+def _lines(key: str, value: Any, indent: str = "  ") -> list[str]:
+    """`key: value` in words and in full: a list of texts one item a line, a table one key a line."""
+    if value in (None, [], {}):
+        return []
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [f"{indent}{key}:", *(f"{indent}  - {v}" for v in value)]
+    if isinstance(value, list) and _readable(value):
+        return [f"{indent}{key}: {', '.join(_word(v) for v in value)}"]
+    if isinstance(value, dict):
+        lines = [f"{indent}{key}:"]
+        kept = {k: v for k, v in value.items() if _readable(v)}
+        for k, v in kept.items():
+            lines += _lines(k, v, indent + "  ")
+        left = [k for k, v in value.items() if k not in kept and v not in (None, [], {})]
+        if left:
+            lines.append(f"{indent}  ({', '.join(left)}: see --json)")
+        return lines if len(lines) > 1 else []
+    if isinstance(value, list):
+        return [f"{indent}{key}: {len(value)} entries (see --json)"]
+    return [f"{indent}{key}: {_word(value)}"]
 
 
 def _step(label: str, step: dict[str, Any], command_line: Any) -> list[str]:
@@ -62,9 +97,8 @@ def render(verdict: Any, command_line: Any = None) -> str:
     skip = {"verdict", "summary", "warnings", "next_step", "trace", "before_gpu", "methods", "route", "text",
             "config", "alternatives"}
     for key, value in data.items():
-        if key not in skip and value not in (None, [], {}):
-            shown = value if isinstance(value, str) else json.dumps(_rounded(value))
-            lines.append(f"  {key}: {shown if key == 'command' else _cut(str(shown))}")  # a command is run whole
+        if key not in skip:
+            lines += _lines(key, value)
     if data.get("text") and not data.get("path"):  # a written config is on disk: the summary names the file
         lines.append(data["text"])
     return "\n".join(lines)

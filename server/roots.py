@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -67,3 +68,13 @@ def local_or_hub(value: str | None, argument: str, roots: tuple[Path, ...]) -> s
         return None
     local = value.startswith(("/", "~", ".")) or Path(value).exists()
     return str(confine(value, argument, roots)) if local else value
+
+
+def placed(name: str, roots: Sequence[str | os.PathLike[str]]) -> str:
+    """A bare file name a next step gives as `out`, as the file that call may write: unchanged where the working folder
+    (where a bare name lands) is inside a write root, else the same name in the first root, so making exactly the
+    call the next step names writes the file instead of being refused. A path (with a folder) is the caller's."""
+    if not roots or Path(name).name != name:
+        return name
+    here, real = Path(os.path.realpath(Path.cwd())), [Path(os.path.realpath(r)) for r in roots]
+    return name if any(here == r or r in here.parents for r in real) else str(real[0] / name)

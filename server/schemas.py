@@ -9,15 +9,19 @@ fields. Conversions back to what the core takes (dicts) live beside each type, s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
+from pick_a_method.common import dotted
 from pick_a_method.common.errors import InputError
+from pick_a_method.common.jsonl import JSONLineError, array_objects, is_array, objects
+from pick_a_method.common.trainers import TRAINERS
 
-CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None)
+from .declare import Cli, arg
+
+CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None, defer_build=True)  # built on first use
 
 Scalar = str | int | float | bool | None
 
@@ -27,7 +31,7 @@ Scalar = str | int | float | bool | None
 # --------------------------------------------------------------------------------------------------------------
 
 # Nested blocks declare what the router reads; their other keys (temperature, prompt_tokens, ...) are dropped.
-NESTED = ConfigDict(extra="ignore", protected_namespaces=(), title=None)
+NESTED = ConfigDict(extra="ignore", protected_namespaces=(), title=None, defer_build=True)
 
 
 class Sampling(BaseModel):
@@ -80,56 +84,31 @@ def _one_object_is_one_line(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, Mapping) else value  # stdlib json: any integer
 
 
-# `route`, the entry point, declares the row object (strict clients can build rows field by field). The other
-# tools advertise JSONL text only, to keep the listing small (a declared row is ~1.3k characters per tool), and
-# still take a list of row objects from a client that sends one.
-RowsArg = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), Field(
-    description="Row objects, or JSONL text (keeps any field)")]
-_Text = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line),
-                  WithJsonSchema({"type": ["string", "null"]})]
-RowsText = Annotated[_Text, Field(description="JSONL rows, fields as in route's rows")]
-PathArg = Annotated[str | list[str] | None, Field(description="Rows file, eval run folder or log, glob, or a list")]
-# A tool's second set of rows: said once in full above, briefly here.
-OtherRowsText = Annotated[_Text, Field(description="JSONL rows")]
-OtherPathArg = Annotated[str | list[str] | None, Field(description="Like rows_path")]
+# What the listing shows for text: one type or null (Gemini CLI turns ["string", "null"] into a nullable string;
+# OpenAI's strict mode needs the null to let an argument be left out).
+TEXT = {"type": ["string", "null"]}
+# Inline rows are listed as JSONL text, which keeps every field (a declared row object costs ~1.3k characters of
+# listing); a list of row objects is still taken. route checks its row objects against the declared Row, so a
+# misspelt field is named; the other tools take any object.
+RowObjects = Annotated[list[Row] | str | None, BeforeValidator(_one_object_is_one_line), WithJsonSchema(TEXT)]
+RowsText = Annotated[list[dict[str, Any]] | str | None, BeforeValidator(_one_object_is_one_line), WithJsonSchema(TEXT)]
+# A file, a run folder or log, a glob; a list of them is taken too (the listing shows the one text a path is).
+Paths = Annotated[str | list[str] | None, WithJsonSchema(TEXT)]
 
 
 _FILE_ENDINGS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".csv", ".parquet", ".pq", ".gz")
 
 
-def _loads(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)  # what orjson refuses but JSON allows (an integer past 64 bits); else raises
-
-
 def parse_jsonl(text: str, what: str) -> list[dict[str, Any]]:
-    """JSONL text (or a JSON array) -> row dicts; a bad line is named like a bad row in a file."""
-    if text.lstrip().startswith("["):
-        try:
-            doc = _loads(text)
-        except (ValueError, RecursionError) as e:
-            raise InputError(f"{what}: the text starts like a JSON array but is not valid JSON ({e})",
-                             field=what) from None
-        lines = list(enumerate(doc, start=1))
-    else:
-        lines = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                lines.append((n, _loads(line)))
-            except (ValueError, RecursionError):
-                path = "{" not in line and len(lines) == 0 and line.strip().endswith(_FILE_ENDINGS)
-                hint = f"; for a file, pass it as {what}_path" if path else ""
-                raise InputError(f"{what} line {n}: not a JSON object ({line[:80]!r}); give one row object per "
-                                 f"line, or a list of row objects{hint}", row=n - 1, field=what) from None
-    bad = next(((n, r) for n, r in lines if not isinstance(r, dict)), None)
-    if bad:
-        raise InputError(f"{what} line {bad[0]}: a row must be a JSON object; got {type(bad[1]).__name__}",
-                         row=bad[0] - 1, field=what)
-    return [r for _, r in lines]
+    """JSONL text (or a JSON array) -> row dicts (common/jsonl.py parses); a bad line is named like a bad row in a
+    file, and a lone file name is pointed at the _path argument."""
+    try:
+        return [r for _, r in (array_objects(text) if is_array(text) else objects(text.splitlines()))]
+    except JSONLineError as e:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        path = e.line == 1 and "{" not in first and first.endswith(_FILE_ENDINGS)
+        hint = f"; for a file, pass it as {what}_path" if path else "; give one row object per line, or a list of them"
+        raise InputError(f"{what} line {e.line}: {e.reason}{hint}", row=e.line - 1, field=what) from None
 
 
 def row_dicts(rows: list[Row] | list[dict[str, Any]] | str, what: str) -> list[dict[str, Any]]:
@@ -163,10 +142,8 @@ class Trajectory(BaseModel):
 
 
 # Listed as JSONL text (a declared trajectory is ~700 characters of listing); objects are still taken, and checked.
-TrajectoriesArg = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line),
-                            WithJsonSchema({"type": ["string", "null"]}), Field(
-    description="JSONL: reward, logprobs, and behavior_logprobs, values, teacher_logprobs, action_mask, group_id "
-                "where logged")]
+Trajectories = Annotated[list[Trajectory] | str | None, BeforeValidator(_one_object_is_one_line),
+                         WithJsonSchema({"type": ["string", "null"]})]
 
 
 def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[str, Any]] | None:
@@ -179,22 +156,29 @@ def trajectory_dicts(trajectories: list[Trajectory] | str | None) -> list[dict[s
 # fields, trainer
 # --------------------------------------------------------------------------------------------------------------
 
+def _field(flag: str, holds: str) -> Any:
+    return arg(None, cli=Cli(flag=flag, metavar="NAME", help=f"the field that holds {holds}"))
+
+
 class Fields(BaseModel):
-    """Your field name for a canonical one, e.g. {"reward": "correct"}; a dotted path reaches into objects."""
+    """Your field name for a canonical one, e.g. {"reward": "correct"}; a dotted path reaches into objects. On the
+    command line each is its own flag (--reward-field correct)."""
 
     model_config = CLOSED
-    task_id: str | None = None
-    reward: str | None = None
-    truncated: str | None = None
-    model: str | None = None
-    arm: str | None = None
-    tokens: str | None = None
-    completion: str | None = None  # the reply: question 0 reads it as a hash and a length
-    cut_off: str | None = None  # not a field: finish reasons (comma-separated) that mean the reply was cut off
-    other_rewards: str | None = None  # not one field: other graders' fields (comma-separated), compared with reward
-
-
-FieldsArg = Annotated[Fields | None, Field(description="Your names for these fields; a dotted path reaches in")]
+    task_id: str | None = _field("--task-field", "the task id")
+    reward: str | None = _field("--reward-field", "the grade (a number or true/false)")
+    truncated: str | None = _field("--truncated-field", "whether the reply was cut off")
+    model: str | None = _field("--model-field", "the model that sampled the row")
+    arm: str | None = _field("--arm-field", "the experiment arm")
+    tokens: str | None = _field("--tokens-field", "the completion's token count")
+    completion: str | None = _field("--completion-field", "the reply (the grader check reads it)")
+    # not a field: finish reasons (comma-separated) that mean the reply was cut off
+    cut_off: str | None = arg(None, cli=Cli(flag="--cut-off", metavar="WORDS", help=(
+        "finish reasons (comma-separated) that mean the reply hit the token cap, beside length, max_tokens, "
+        "model_length")))
+    # not one field: other graders' fields (comma-separated), compared with the reward by question 0
+    other_rewards: str | None = arg(None, cli=Cli(flag="--other-rewards", metavar="NAMES", help=(
+        "other graders' fields of the same rollouts (comma-separated): question 0 measures their agreement")))
 
 
 def field_map(fields: Fields | None) -> dict[str, str] | None:
@@ -202,8 +186,7 @@ def field_map(fields: Fields | None) -> dict[str, str] | None:
     return fields.model_dump(exclude_none=True) or None if fields is not None else None
 
 
-Trainer = Literal["prime-rl", "trl", "verl"]
-TrainerArg = Annotated[Trainer, Field(description="Whose config tool next_step names")]
+Trainer = Literal[tuple(TRAINERS)]  # type: ignore[valid-type]  # "prime-rl", "trl", "verl"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -263,25 +246,7 @@ def pairs_dict(pairs: list[KeyValue | str] | Mapping[str, Any] | None, *, nest: 
             raise InputError(f"{what} item {n}: {str(p)[:60]!r} is not key=value; write e.g. \"group_size=8\"",
                              field=what)
         items.append(item)
-    return nest_dotted(items, nest=nest)
-
-
-def nest_dotted(items: Iterable[tuple[str, Any]], *, nest: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in items:
-        if key in out:
-            raise InputError(f"key {key!r} is given twice; give each key once", field=key)
-        if not nest or "." not in key:
-            out[key] = value
-            continue
-        node = out
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise InputError(f"key {key!r}: {part!r} is already set to a value, not a table", field=key)
-        node[leaf] = value
-    return out
+    return dotted.nest(items, dotted=nest)
 
 
 def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -297,8 +262,9 @@ def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 
 def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides as "key=value", and a
-    method given as a table ({"name": "async", ...}) split into its name and knobs."""
+    """A next_step's arguments in the shape the named tool's schema lists: knobs/overrides/fields as "key=value", a GPU
+    split as its two arguments, and a method given as a table ({"name": "async", ...}) split into its name and
+    knobs."""
     args = dict(arguments)
     method = args.get("method")
     if isinstance(method, Mapping) and isinstance(method.get("name"), str):
@@ -306,9 +272,12 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         args["method"] = method["name"]
         if knobs:
             args["knobs"] = {**knobs, **(args.get("knobs") or {})}
-    for key in ("knobs", "overrides"):
+    for key in ("knobs", "overrides", "fields"):
         if isinstance(args.get(key), Mapping):
             args[key] = as_pairs(args[key])
+    for key in ("gpus", "nodes"):  # a split: its two arguments (inference_gpus, trainer_gpus)
+        if isinstance(args.get(key), Mapping):
+            args.update({f"{side}_{key}": n for side, n in args.pop(key).items()})
     return args
 
 
@@ -331,10 +300,37 @@ class Checkpoint(BaseModel):
     resume: bool | int | str | None = None
 
 
+# Listed as "canonical=yours" strings, as knobs are (an object of eight nullable names cost ~400 characters on
+# each of seven tools); an object {"reward": "correct"} is taken too, and either is checked against Fields.
+FieldsArg = Annotated[Fields | None, BeforeValidator(lambda v: pairs_dict(v, nest=False, what="fields")
+                                                     if isinstance(v, list) else v), WithJsonSchema(PAIRS_SCHEMA)]
+
+
+def _pairs_are_a_table(value: Any) -> Any:
+    # The command line's --wandb/--checkpoint KEY=VALUE words (and a client's pairs) -> the table, then checked.
+    return pairs_dict(value, nest=False, what="table") if isinstance(value, list) else value
+
+
+def _false_is_none(value: Any) -> Any:
+    return False if value in (["false"], "false") else _pairs_are_a_table(value)  # ["false"]: no checkpoint
+
+
+# Listed as "key=value" strings, as knobs are; an object is taken too.
+WandBArg = Annotated[WandB | None, BeforeValidator(_pairs_are_a_table), WithJsonSchema(PAIRS_SCHEMA)]
+CheckpointArg = Annotated[Checkpoint | Literal[False] | None, BeforeValidator(_false_is_none),
+                          WithJsonSchema(PAIRS_SCHEMA)]
+
+
 class Nodes(BaseModel):
     model_config = CLOSED
     inference: int | None = None
     trainer: int | None = None
+
+
+# A count, listed as one: its split is given by two more arguments (inference_gpus and trainer_gpus), so the listing
+# has no ["integer", "object", "null"] (a single-`type` dialect such as Gemini's has no word for it). The
+# {inference, trainer} object is still taken.
+Count = Annotated[int | Nodes | None, WithJsonSchema({"type": ["integer", "null"]})]
 
 
 class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, tokens per second per GPU
@@ -343,9 +339,10 @@ class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, toke
     trainer_tokens_per_s_per_gpu: float
 
 
-_NAME_OR_PAIRS = {"type": ["string", "array", "null"], "items": PAIRS_SCHEMA["items"]}
-# A name, or a table given as "key=value" strings (pairs or an object are still taken from a client that sends one).
-NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(_NAME_OR_PAIRS)]
+# A name ("cosine", "test"), or "key=value" for a table of one key; a list of pairs or an object is taken too.
+# "key=value" alone is a table of one key (the command line's --eval-split split=test).
+NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(TEXT),
+                        BeforeValidator(lambda v: [v] if isinstance(v, str) and "=" in v else v)]
 
 
 def plain(value: Any, what: str = "value") -> Any:

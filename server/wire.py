@@ -1,26 +1,33 @@
-"""What goes over the wire, beside the tools themselves: lean schemas, refused unknown arguments, argument errors
-that read like the row errors, and a compact text block beside ``structuredContent``.
+"""What goes over the wire: the tools as their argument models declare them, refused unknown arguments, argument
+errors that read like the row errors, and a compact text block beside ``structuredContent``.
 
-``PickServer`` is the SDK's ``MCPServer`` with ``call_tool`` wrapped (the one path every transport and the
-in-process client take) and ``seal()``, called once the tools are registered, to slim what ``tools/list`` sends.
+``PickServer`` is the SDK's ``MCPServer`` with its two public tool hooks overridden: ``list_tools()`` lists the
+declared tools (server/listing.py slims their schemas) and ``call_tool()`` checks a call's arguments against the
+tool's model and runs it. Every transport and the in-process client reach tools through these two methods
+(tests/server/test_server.py drives both), so no SDK internals are touched; resources and prompts stay the SDK's.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
 
 import orjson
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, ImageContent, TextContent
-from pydantic import ValidationError
+from mcp import MCPError
+from mcp.types import CallToolResult, ImageContent, TextContent, Tool, ToolAnnotations
+from pydantic import BaseModel, ValidationError
 
+from .declare import Arguments
 from .explain import explain, unknown
 from .listing import input_schema, output_schema
 from .schemas import ready_arguments
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITES_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                              open_world_hint=False)
 
 
 def compact_json(data: Any) -> str:
@@ -30,55 +37,73 @@ def compact_json(data: Any) -> str:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-class PickServer(MCPServer):
-    """MCPServer that refuses undeclared arguments, explains argument errors and sends compact text."""
+@dataclass(frozen=True)
+class Served:
+    """A tool: its argument model, what it answers (the output schema's model), and the few lines that run it."""
 
-    _declared: dict[str, list[str]]
+    arguments: type[Arguments]
+    result: type[BaseModel]
+    run: Callable[[Any, Any], Awaitable[Any]]  # (context, the validated arguments) -> a verdict or a CallToolResult
+
+    def listed(self) -> Tool:
+        model = self.arguments
+        return Tool(name=model.tool, title=model.title, description=model.description(),
+                    input_schema=input_schema(model.model_json_schema()),
+                    output_schema=output_schema(self.result.model_json_schema(mode="serialization")),
+                    annotations=WRITES_FILE if model.writes else READ_ONLY)
+
+
+class PickServer(MCPServer):
+    """MCPServer that serves declared tools, refuses undeclared arguments, explains argument errors and sends
+    compact text."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # MCPServer.__init__ calls the SDK's configure_logging, which imports rich and builds a Console (0.1 s of
-        # start-up on a busy 2-core machine) only to hand logging.basicConfig a handler; basicConfig ignores it
-        # when the root logger has handlers already (the command line sets them first). Then rich is kept out
-        # for the call, and configure_logging takes its own fallback: nothing changes but the time.
-        if not logging.getLogger().handlers or "rich" in sys.modules:
-            super().__init__(*args, **kwargs)
-            return
-        sys.modules["rich"] = None  # type: ignore[assignment]  # an import of rich now raises ImportError
-        try:
-            super().__init__(*args, **kwargs)
-        finally:
-            del sys.modules["rich"]
+        super().__init__(*args, **kwargs)
+        self.served: dict[str, Served] = {}
+        self._listing: list[Tool] | None = None
 
-    def seal(self) -> None:
-        """Slim every registered tool's schemas and record its argument names. Call after the last tool."""
-        self._declared = {}
-        for tool in self._tool_manager.list_tools():
-            tool.description = " ".join(tool.description.split())  # a docstring's line breaks and indents: noise
-            tool.parameters = input_schema(tool.parameters)
-            if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = output_schema(tool.fn_metadata.output_schema)
-                tool.__dict__.pop("output_schema", None)  # a cached_property on the Tool
-            self._declared[tool.name] = list(tool.parameters.get("properties", {}))
+    def serve(self, arguments: type[Arguments], result: type[BaseModel],
+              run: Callable[[Any, Any], Awaitable[Any]]) -> None:
+        self.served[arguments.tool] = Served(arguments, result, run)
+        self._listing = None
+
+    async def list_tools(self) -> list[Tool]:
+        if self._listing is None:  # the schemas are built once, on the first tools/list
+            self._listing = [s.listed() for s in self.served.values()]
+        return [*self._listing, *await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        declared = self._declared.get(name)
-        if declared is None:
-            raise ToolError(unknown("tool", name, list(self._declared)) + f"; the tools: {', '.join(self._declared)}")
+        served = self.served.get(name)
+        if served is None:
+            raise ToolError(unknown("tool", name, list(self.served)) + f"; the tools: {', '.join(self.served)}")
+        declared = list(served.arguments.model_fields)
         extra = [a for a in arguments if a not in declared]
         if extra:
             said = "; ".join(unknown("argument", a, declared) for a in extra)
             raise ToolError(f"Error executing tool {name}: {said}. {name} takes: {', '.join(declared)}")
         try:
-            result = await super().call_tool(name, arguments, context)
-        except ToolError as e:
-            if isinstance(e.__cause__, ValidationError) and not isinstance(e, UnexpectedToolError):
-                raise ToolError(f"Error executing tool {name}: {explain(e.__cause__)}") from e.__cause__
+            validated = served.arguments.model_validate(arguments)
+        except ValidationError as e:
+            raise ToolError(f"Error executing tool {name}: {explain(e)}") from e
+        try:
+            result = await served.run(context if context is not None else Context(mcp_server=self), validated)
+        except MCPError:
             raise
-        if isinstance(result, CallToolResult) and isinstance(result.structured_content, dict):
-            data = result.structured_content
-            step = data.get("next_step")
-            if isinstance(step, dict) and isinstance(step.get("arguments"), dict):
-                step["arguments"] = ready_arguments(step["arguments"])
-            images = [c for c in result.content if isinstance(c, ImageContent)]  # a picture asked for (picture=true)
-            result.content = [TextContent(type="text", text=compact_json(data)), *images]
-        return result
+        except ToolError as e:  # expected and fixable: its text reaches the model
+            raise ToolError(f"Error executing tool {name}: {e}") from e
+        except Exception as e:  # a bug: the SDK logs the traceback; the model sees no internals
+            raise UnexpectedToolError(f"Error executing tool {name}") from e
+        return self.answer(result)
+
+    @staticmethod
+    def answer(result: Any) -> CallToolResult:
+        """The verdict as structuredContent, the same object as compact JSON text, and a picture if one was drawn."""
+        if isinstance(result, CallToolResult):
+            data, images = result.structured_content, [c for c in result.content if isinstance(c, ImageContent)]
+        else:
+            data, images = result.model_dump(mode="json", by_alias=True), []
+        step = data.get("next_step") if isinstance(data, dict) else None
+        if isinstance(step, dict) and isinstance(step.get("arguments"), dict):
+            step["arguments"] = ready_arguments(step["arguments"])
+        return CallToolResult(content=[TextContent(type="text", text=compact_json(data)), *images],
+                              structured_content=data)

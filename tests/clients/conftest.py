@@ -1,4 +1,5 @@
-"""Real MCP clients written by others (the MCP Inspector CLI, the conformance suite) against the installed server.
+"""Real MCP clients written by others (the MCP Inspector CLI, the conformance suite, Gemini CLI) against the installed
+server.
 
 They are node programs, provisioned by `.ci/node.sh` under `.npm-local/` (never globally). When node 22 or the
 packages are missing the tests that need them SKIP with the cause, and the run ends with a banner that says
@@ -84,18 +85,32 @@ def _find_peers() -> Peers | str:
     return Peers(NODE, version, inspector, inspector_version, conformance, conformance_version, env)
 
 
+def _missing(reason: str) -> None:
+    """A loud skip naming what is missing; a failure where CI asked for the peers (PICK_A_METHOD_REQUIRE_NODE=1)."""
+    reason = f"MCP client peers unavailable: {reason}; {PROVISION}"
+    if os.environ.get("PICK_A_METHOD_REQUIRE_NODE") == "1":
+        pytest.fail(reason + " (PICK_A_METHOD_REQUIRE_NODE=1)")
+    _skipped.append(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def peers(tmp_path_factory) -> Peers:
     """Node 22 and the npm packages, or a loud skip naming what is missing."""
     found = _find_peers()
     if isinstance(found, str):
-        reason = f"MCP client peers unavailable: {found}; {PROVISION}"
-        if os.environ.get("PICK_A_METHOD_REQUIRE_NODE") == "1":
-            pytest.fail(reason + " (PICK_A_METHOD_REQUIRE_NODE=1)")
-        _skipped.append(reason)
-        pytest.skip(reason)
+        _missing(found)
     home = tmp_path_factory.mktemp("node-home")  # the Inspector writes ~/.mcp-inspector
     return Peers(**{**found.__dict__, "env": {**found.env, "HOME": str(home)}})
+
+
+@pytest.fixture(scope="session")
+def gemini(peers) -> tuple[Path, str]:
+    """Gemini CLI's script and version (.ci/node.sh installs it beside the Inspector)."""
+    try:
+        return _package("@google/gemini-cli")
+    except (LookupError, OSError, ValueError, KeyError) as e:
+        _missing(str(e))
 
 
 def server_command() -> list[str]:
@@ -109,6 +124,7 @@ def server_command() -> list[str]:
 
 def pytest_terminal_summary(terminalreporter):
     if _skipped:
-        terminalreporter.write_sep("!", "MCP CLIENT TESTS SKIPPED (Inspector, conformance)", red=True, bold=True)
+        terminalreporter.write_sep("!", "MCP CLIENT TESTS SKIPPED (Inspector, conformance, Gemini CLI)", red=True,
+                                   bold=True)
         for reason in dict.fromkeys(_skipped):
             terminalreporter.write_line(reason, red=True)

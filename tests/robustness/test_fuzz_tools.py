@@ -284,7 +284,8 @@ OUT = st.one_of(
 FIELDS: dict[str, st.SearchStrategy] = {
     "rows": ROWS, "teacher_rows": ROWS, "student_rows": ROWS, "before_rows": ROWS, "after_rows": ROWS,
     "rows_path": PATHS, "teacher_rows_path": PATHS, "student_rows_path": PATHS, "before_rows_path": PATHS,
-    "after_rows_path": PATHS, "path": PATHS,
+    "after_rows_path": PATHS, "path": PATHS, "random_selection_rows": ROWS, "random_reward_rows": ROWS,
+    "random_selection_rows_path": PATHS, "random_reward_rows_path": PATHS, "frozen_path": PATHS,
     "pass_threshold": st.one_of(st.sampled_from([1.0, 0.5, 0]), FLOATS, ODD),
     "effect": st.one_of(st.sampled_from([0.05, 0.1, 0.5]), FLOATS, ODD),
     "base": st.one_of(st.floats(0, 1), FLOATS, ODD), "power": st.one_of(st.floats(0, 1), FLOATS, ODD),
@@ -320,6 +321,9 @@ TOOL_FIELDS = {
     "prime_rl_config": ["taskset", "method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora",
                         "overrides", "teacher_tokenizer", "student_tokenizer"],
     "preview_update": ["method", "knobs", "trajectories", "path"],
+    "after": ["before_rows", "before_rows_path", "after_rows", "after_rows_path", "random_selection_rows",
+              "random_selection_rows_path", "random_reward_rows", "random_reward_rows_path", "effect", "frozen_path",
+              "pass_threshold"],
     # the trainer writers: fuzzed over the arguments they share with prime_rl_config
     "trl_config": ["method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora", "overrides",
                    "teacher_tokenizer", "student_tokenizer"],
@@ -466,7 +470,7 @@ def _trajectories(n: int = 8) -> list[dict[str, Any]]:
 BASELINE = {
     "truncated_passes": {"rows": MIXED}, "band": {"rows": MIXED}, "pass_at": {"rows": MIXED},
     "teacher_clears": {"teacher_rows": MIXED, "student_rows": MIXED}, "holdout_size": {},
-    "route": {"rows": MIXED, "model": MODEL},
+    "route": {"rows": MIXED, "model": MODEL}, "after": {"before_rows": MIXED, "after_rows": MIXED},
     "prime_rl_config": {"taskset": "refunds-v1", "method": "grpo", "model": MODEL},
     "preview_update": {"method": "FlashReinforce", "trajectories": _trajectories()},
     "trl_config": {"method": "grpo", "model": MODEL},

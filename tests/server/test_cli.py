@@ -14,6 +14,7 @@ import pytest
 
 from rowkit import EXAMPLES, MODEL
 from pick_a_method.server import cli
+from pick_a_method.server.arguments import has_after
 
 STUDENT = str(EXAMPLES / "student.jsonl")
 COMMANDS = {
@@ -29,6 +30,8 @@ COMMANDS = {
     "verl-config": ["verl-config", "grpo", "--model", MODEL],
     "--print-skill": ["--print-skill"],
 }
+if has_after():  # once the core has it
+    COMMANDS["after"] = ["after", STUDENT, str(EXAMPLES / "teacher_strong.jsonl")]
 
 
 def run(args, **kw):
@@ -76,10 +79,11 @@ def test_no_subcommand_loads_the_mcp_sdk(name, tmp_path):
 
 
 def test_help_loads_neither_mcp_nor_routing_nor_torch():
-    # the routing package itself is lazy (its names load their modules on first use): only its defaults load
+    # the routing package itself is lazy (its names load their modules on first use): only its defaults load. The
+    # flags are made from the tools' pydantic argument models, so pydantic loads (their schemas are not built).
     code = ("import sys\nfrom pick_a_method.server import cli\n"
             "try:\n    cli.main(['holdout-size', '--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('mcp', 'numpy', 'pyarrow', 'pydantic', 'torch', 'transformers') if m in sys.modules]\n"
+            "heavy = [m for m in ('mcp', 'numpy', 'pyarrow', 'torch', 'transformers') if m in sys.modules]\n"
             "heavy += [m for m in sys.modules if m.startswith(('pick_a_method.routing.', 'pick_a_method.methods'))\n"
             "          and m != 'pick_a_method.routing.defaults']\n"
             "assert not heavy, heavy\n")
@@ -104,9 +108,15 @@ def test_errors_speak_in_flags(tmp_path):
     assert knob.returncode == 2 and "teacher" in knob.stderr and "validation error" not in knob.stderr
 
 
-def test_printed_verdicts_mark_cut_values_and_skip_an_empty_next():
+def test_printed_verdicts_cut_nothing_and_skip_an_empty_next():
+    from pick_a_method.methods.prime_rl import prime_rl_config
+
     printed = run(COMMANDS["prime-rl-config"]).stdout
-    assert "…" in printed  # version_notes is longer than a line holds
+    assert "…" not in printed  # issue 30: nothing is cut; each note is printed whole on its own line
+    for note in prime_rl_config("refunds-v1", "grpo", model=MODEL).notes:
+        assert f"    - {cli.cli_words(note, 'prime-rl-config')}" in printed.splitlines(), note
+    routed = run(COMMANDS["route"]).stdout
+    assert '"per_k"' not in routed and "(per_k: see --json)" in routed  # a program's table: named, left to --json
     assert "next: -" not in printed and "next: run `uv run rl @" in printed
     routed = run(COMMANDS["route"]).stdout
     assert "next: pick-a-method prime-rl-config " in routed and "next: -" not in routed  # the command, in flags

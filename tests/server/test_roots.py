@@ -169,3 +169,30 @@ def test_a_sidecar_linked_out_of_the_roots_is_not_read(tree):
         read_rows(run, roots=[root])
     confined = read_rows(run / "results.jsonl", roots=[root])  # the rows file alone: its sidecar is not read
     assert confined.model_names == [] and any("no metadata.json" in n for n in confined.notes)
+
+
+@pytest.mark.parametrize("started_in", ["root", "outside"])
+async def test_the_config_file_a_next_step_names_lands_where_the_server_may_write(tree, monkeypatch, started_in):
+    """route's next step names the config file by its bare name (issue 30, item 4). Over MCP, where the server's
+    working folder is outside the roots, the name becomes a path in the first write root, so making exactly the call
+    next_step names writes the file; inside a root it stays bare (it lands in the working folder)."""
+    from pick_a_method.server.rows_tools import RouteArguments
+
+    root, outside = tree
+    routed = RouteArguments.call
+
+    def naming_out(self, *args, **kwargs):  # the core names the file itself once it carries `out`
+        verdict = routed(self, *args, **kwargs)
+        verdict.next_step.arguments.setdefault("out", "grpo-prime-rl.toml")
+        return verdict
+
+    monkeypatch.setattr(RouteArguments, "call", naming_out)
+    monkeypatch.chdir(root if started_in == "root" else outside)
+    async with Client(create_server(ServerOptions(roots=(root,), write_roots=(root,)))) as c:
+        step = (await c.call_tool("route", {"rows_path": str(root / "rows.jsonl"), "model": MODEL,
+                                            "taskset": "reverse-text"})).structured_content["next_step"]
+        out = step["arguments"]["out"]
+        assert out == ("grpo-prime-rl.toml" if started_in == "root" else str(root / "grpo-prime-rl.toml"))
+        written = await c.call_tool(step["tool"], step["arguments"])
+        assert not written.is_error, written.content[0].text
+    assert (root / "grpo-prime-rl.toml").is_file() and not (outside / "grpo-prime-rl.toml").exists()

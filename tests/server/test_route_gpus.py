@@ -43,7 +43,8 @@ async def test_route_splits_the_gpus_and_prime_rl_config_takes_the_split(tmp_pat
         jsonschema.validate(out, tools["route"].output_schema)
         split = split_by_hand(out["cost"])
         assert {"inference": out["cost"]["inference_gpus"], "trainer": out["cost"]["trainer_gpus"]} == split
-        assert out["next_step"]["arguments"]["gpus"] == split
+        args = out["next_step"]["arguments"]  # a split is two arguments (one type each: portable)
+        assert "gpus" not in args and {"inference": args["inference_gpus"], "trainer": args["trainer_gpus"]} == split
         written = await c.call_tool("prime_rl_config", {**out["next_step"]["arguments"], "out": str(tmp_path / "rl.toml")})
         assert not written.is_error, written.content[0].text
         text = (tmp_path / "rl.toml").read_text()

@@ -107,3 +107,4 @@ def test_cli_prints_a_verdict_and_json():
     assert preview.stdout.startswith("ok: FlashReinforce would admit 64 of 64")
     skill = subprocess.run([*command(), "--print-skill"], capture_output=True, text=True, timeout=60, check=True)
     assert skill.stdout.startswith("---\nname: pick-a-method")
+

@@ -1,0 +1,84 @@
+"""How a tool's arguments are declared: one pydantic model per tool, each field with its type, its description and
+its default, and beside them how the command line spells it (`Cli`). From that one model come the MCP input schema
+(server/listing.py slims it), the command's flags (server/cli_flags.py), the hints' flag names (server/cli_words.py)
+and the call into the core (each model's `call`).
+
+No MCP import here: the command line builds its parser from these models without the SDK. The models are built
+lazily (`defer_build`): `--help` reads their fields, never validates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+@dataclass(frozen=True)
+class Cli:
+    """How an argument appears on the command line; the defaults make `--kebab-case NAME`.
+
+    - `flag`: the flag's own name where it is not the argument's (`--teacher-rows` for teacher_rows_path, `-k`);
+      `None` with `positional`; `skip`: the argument is not on the command line (inline rows, picture).
+    - `positional`: a positional, with its metavar (`ROWS`, `taskset`); `many`: it takes one or more words.
+    - `pairs`: repeatable KEY=VALUE, kept as "key=value" strings, as the MCP tool takes them.
+    - `yes_no`: `--flag true|false`; a bool defaulting to True is `--no-NAME`, one defaulting to False `--NAME`.
+    - `off`: (flag, help) of a flag that sets the argument to False (`--no-checkpoint`).
+    - `parse`: turns the word into the argument's value (`--throughput 2000,4000`); `choices`: the words taken.
+    - `help`: what a person reads, where it says more than the description; "(default: X)" is added from the model.
+    """
+
+    flag: str | None = None
+    help: str | None = None
+    metavar: str | None = None
+    skip: bool = False
+    positional: bool = False
+    many: bool = False
+    pairs: bool = False
+    yes_no: bool = False
+    off: tuple[str, str] | None = None
+    parse: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+
+
+NOT_ON_THE_COMMAND_LINE = Cli(skip=True)
+PLAIN = Cli()
+
+
+def arg(default: Any = ..., description: str | None = None, *, cli: Cli = PLAIN, **constraints: Any) -> Any:
+    """A field of an argument model: its default, its one-line description (the MCP schema's), its bounds, and how
+    the command line spells it."""
+    info = Field(default, description=description, **constraints)
+    info.metadata.append(cli)
+    return info
+
+
+def cli_of(model: type[BaseModel], name: str) -> Cli:
+    return next((m for m in model.model_fields[name].metadata if isinstance(m, Cli)), PLAIN)
+
+
+# extra="forbid": an argument the tool does not declare is refused (named, with the closest one); the title stays the
+# class name, which ends in "Arguments" (server/explain.py words such errors "bad argument: ...").
+ARGUMENTS = ConfigDict(extra="forbid", protected_namespaces=(), defer_build=True)
+
+
+class Arguments(BaseModel):
+    """A tool's arguments. Each subclass names its tool, says what the tool does (its docstring is the description
+    agents read), and makes the call into the core (`call`), which the server and the command line both make."""
+
+    model_config = ARGUMENTS
+
+    tool: ClassVar[str]  # the MCP tool; the command is the same with dashes
+    title: ClassVar[str]  # the listing's title; the command's help
+    row_sets: ClassVar[dict[str, bool]] = {}  # the row sets it reads (name -> required): <name> inline or <name>_path
+    pictured: ClassVar[bool] = False  # it draws a picture: picture=true over MCP, the sketch and --plot on the CLI
+    writes: ClassVar[bool] = False  # it may write a file (out): not read-only, and --allow-write on the CLI
+
+    @classmethod
+    def command(cls) -> str:
+        return cls.tool.replace("_", "-")
+
+    @classmethod
+    def description(cls) -> str:
+        return " ".join((cls.__doc__ or "").split())
