@@ -97,8 +97,8 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
 
 
 def grader_step(a: Asked) -> Decision | None:
-    """0. The grader first: every row in the file (one grader scored them all); a blank pass, or replies graded both
-    ways above the share, stops the route at fix_reward."""
+    """Question 0 (the grader), read off its replies: every row in the file (one grader scored them all); a blank
+    pass, or replies graded both ways above the share, stops the route at fix_reward."""
     check = check_grader(a.all_rows, a.o.pass_threshold)
     a.ask(0, "grader", check.answer, check.decided, check.evidence)
     a.warn(*check.warnings)

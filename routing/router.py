@@ -20,8 +20,8 @@ from .verdicts import Route
 # The skill's order: reward scale, the grader's replies (question 0) and truncation (is the grade sound?), anything
 # graded, k = 1, floor or saturated, a teacher (the seed asks it before question 4), on-policy, then GRPO, which
 # always decides.
-STEPS = (reward_scale_step, grader_step, truncation_step, graded_step, rollouts_step, band_step, teacher_step, on_policy_step,
-         grpo_step)
+STEPS = (reward_scale_step, grader_step, truncation_step, graded_step, rollouts_step, band_step, teacher_step,
+         on_policy_step, grpo_step)
 
 
 def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | None = None, *,

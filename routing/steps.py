@@ -35,7 +35,8 @@ NO_BATCH = (" The batch is the writer's default: route's batch advice counts gro
 
 
 def reward_scale_step(a: Asked) -> Decision | None:
-    """0. Do the rewards run 0-1? A 0-10 judge read at a threshold of 1 passes every partial score."""
+    """Question 0 (the grader), its scale: do the rewards run 0-1? A 0-10 judge read at a threshold of 1 passes
+    every partial score."""
     scale = reward_scale(a.all_rows, a.o.pass_threshold)
     if scale is None:
         return None
@@ -58,7 +59,8 @@ def truncation_step(a: Asked) -> Decision | None:
 
 
 def graded_step(a: Asked) -> Decision | None:
-    """0. Is there anything graded to read? (the seed's band() calls ungraded rows a floor; they are not)"""
+    """Question 0 (the grader), what it left: is anything graded to read? (the seed's band() calls ungraded rows a
+    floor; they are not)"""
     g, rows = a.g, a.rows
     a.warn(*grading_warnings(rows, a.full, a.o.pass_threshold))
     too_few = 0 < len(g.n) < D.MIN_CI_TASKS

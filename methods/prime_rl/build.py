@@ -48,7 +48,8 @@ from pick_a_method.methods.prime_rl import report as R
 from pick_a_method.common.dotted import get_path
 from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
-from pick_a_method.common.methods import PRIME_RL
+from pick_a_method.common import methods as M
+from pick_a_method.common.methods import PRIME_RL, MethodInfo
 from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 
@@ -162,7 +163,7 @@ def prime_rl_config(
         raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
     obj = resolve_method(method, knobs)
     plan, label = method_plan(obj, model=model, lora=lora, custom_loss=custom_loss(overrides))
-    inner = obj.inner if obj.name == "async" else obj
+    inner = getattr(obj, "inner", obj)  # Async's wrapped method, or the method itself
     warnings = plan.warnings
     check_tokenizers(tokenizers_match, inner, model, label, warnings)
     _check_batch(batch, plan.group_size)
@@ -173,7 +174,7 @@ def prime_rl_config(
     honored = dict(plan.honored)
     ignored = dict(plan.ignored)
     run = K.Applied()
-    _apply_renderer(config, renderer, model, inner.name, run)
+    _apply_renderer(config, renderer, model, inner.info, run)
     K.apply_wandb(config, wandb, run)
     name = K.apply_run(config, run_name, output_dir, run)
     K.apply_checkpoint(config, checkpoint, name, run)
@@ -199,7 +200,7 @@ def prime_rl_config(
     held_in = R.eval_not_held_out(config, taskset)
     if held_in:
         warnings.append(held_in)
-    notes = run.notes + R.version_notes(config, taskset, inner.name)
+    notes = run.notes + R.version_notes(config, taskset, inner.info)
 
     # One file name throughout: `out` where given, else the trainer's default name for the method, in the header,
     # the summary, the next step and the launch command alike.
@@ -211,13 +212,13 @@ def prime_rl_config(
     if out is not None:
         path_str = str(write_config(out, text, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
                                     allowed_roots=allowed_roots).resolve())
-    needs = R.needs(config, taskset, inner.name) + run.needs
+    needs = R.needs(config, taskset, inner.info) + run.needs
 
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
         summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
                          nodes=node_split, file_name=file_name),
-        next_step=R.next_step(config, inner.name, command, path=path_str, file_name=file_name),
+        next_step=R.next_step(config, inner.info, command, path=path_str, file_name=file_name),
         warnings=warnings,
         path=path_str,
         text=text,
@@ -237,7 +238,7 @@ def prime_rl_config(
     )
 
 
-def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: str, run: K.Applied) -> None:
+def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: MethodInfo, run: K.Applied) -> None:
     """[orchestrator.renderer]: the caller's, or one chosen for the model (renderers.py). opsd scores its hint
     block with its own renderer, which must match a non-auto policy renderer (configs/algorithm.py)."""
     if renderer is not None:
@@ -267,7 +268,7 @@ def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: s
         run.honored["renderer"] = f"orchestrator.renderer.name ({choice.how}: {name})"
     if name != "auto":
         config["orchestrator"]["renderer"] = {"name": name}
-        if method == "opsd":
+        if method is M.OPSD:  # opsd renders the teacher's privileged prompt with its own renderer
             config["orchestrator"]["algo"]["renderer"] = {"name": name}
 
 
@@ -364,7 +365,7 @@ def _check_final(config: dict[str, Any], label: str, taskset: str, model: str, w
         raise ValueError(
             f"{label} with one rollout per prompt (group_size 1) trains nothing: its advantage is relative to the "
             "group, so every advantage is 0. prime-rl accepts the config, but the run aborts after repeated empty "
-            f"batches. Fix: use method='rae' (an EMA baseline, built for one rollout per prompt), or "
+            f"batches. Fix: use method='{M.RAE}' (an EMA baseline, built for one rollout per prompt), or "
             f"group_size >= {D.GROUPED_MIN_USEFUL_GROUP} with batch a multiple of it."
         )
     if algo_type in GROUP_RELATIVE_ALGOS and smallest < D.GROUPED_MIN_USEFUL_GROUP:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pick_a_method.common.dotted import get_path
+from pick_a_method.common.methods import PRIME_RL, run_by
 
 _MISSING = object()
 
@@ -29,7 +30,7 @@ def apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any]) -> lis
         if key in ("orchestrator.algo", "orchestrator.algo.type") or key.startswith("orchestrator.algo.type"):
             raise ValueError(
                 f"override {key!r} would change the algorithm under the method's name; ask for the method you "
-                "want instead (method='grpo' / 'max_rl' / 'rae' / 'opd' / 'opsd')."
+                f"want instead (method={' / '.join(repr(m.name) for m in run_by(PRIME_RL))})."
             )
         _set_path(config, key.split("."), _plain(value, key), key)
         applied.append(key)

@@ -10,27 +10,28 @@ from typing import Any
 
 import tomli_w
 
+from pick_a_method.common.dotted import get_path
+from pick_a_method.common.methods import OPSD, MethodInfo
+from pick_a_method.common.next_step import NextStep
 from pick_a_method.methods.prime_rl import tasksets as T
 from pick_a_method.methods.prime_rl.constants import LAUNCH_ONLY_CHECKS, PRIME_RL_TAG, PRIME_RL_VERSION
 from pick_a_method.methods.prime_rl.renderers import RENDERERS_VERSION
-from pick_a_method.common.dotted import get_path
 from pick_a_method.methods.prime_rl.schema import VERSION_NOTES
-from pick_a_method.common.next_step import NextStep
 
 
-def needs(config: dict[str, Any], taskset: str, method: str) -> list[str]:
+def needs(config: dict[str, Any], taskset: str, method: MethodInfo) -> list[str]:
     """What must exist where `rl` runs before the config can start (prime-rl.md sections 2 and 5)."""
     ids = {get_path(s, "env.taskset.id") for part in ("train", "eval")
            for s in get_path(config, f"orchestrator.{part}.source", []) or []}
     needs = [f"the taskset package {i!r} installed where `rl` runs (prime-rl imports it to resolve env.taskset.id)"
              for i in sorted(x for x in ids if x)]
-    if method == "opd":
+    if method.teacher:
         needs.append(f"the OPD teacher served at {get_path(config, 'orchestrator.algo.teacher.base_url')} "
                      "(`rl` does not start it)")
     return needs
 
 
-def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str]:
+def version_notes(config: dict[str, Any], taskset: str, method: MethodInfo) -> list[str]:
     """The version notes for the keys the config carries, and what to check on the GPU machine."""
     notes = [note for prefix, note in VERSION_NOTES if _has_prefix(config, prefix)]
     if re.search(r"-v1(@|$)", taskset):
@@ -54,7 +55,7 @@ def version_notes(config: dict[str, Any], taskset: str, method: str) -> list[str
             f"samples at seq_len {get_path(config, 'seq_len')}; pass max_model_len (and gpu_memory_utilization) to "
             "bound what vLLM holds."
         )
-    if method == "opsd":
+    if method is OPSD:
         notes.append(
             f"prime-rl looks up demo_key {config['orchestrator']['algo'].get('demo_key')!r} in each row's `info`, "
             "then as a top-level field; the taskset's rows must carry it."
@@ -134,7 +135,7 @@ def summary(
     return f"{where}: prime-rl {label} on {taskset} for {model}, {shape}, {'LoRA' if lora else 'full weights'}, {hardware}."
 
 
-def next_step(config: dict[str, Any], method: str, command: str, *, path: str | None, file_name: str) -> NextStep:
+def next_step(config: dict[str, Any], method: MethodInfo, command: str, *, path: str | None, file_name: str) -> NextStep:
     if path:
         why = "Run it from a prime-rl checkout at the targeted commit on the GPU machine."
     else:
@@ -142,7 +143,7 @@ def next_step(config: dict[str, Any], method: str, command: str, *, path: str | 
             f"Save `text` as {file_name} (or call prime_rl_config again with out=<path>), then run the command from "
             "a prime-rl checkout at the targeted commit on the GPU machine."
         )
-    if method == "opd":
+    if method.teacher:
         why += f" Start the teacher server ({get_path(config, 'orchestrator.algo.teacher.base_url')}) first; `rl` does not."
     return NextStep(why=why, command=command)
 

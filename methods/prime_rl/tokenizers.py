@@ -11,7 +11,7 @@ def check_tokenizers(tokenizers_match: Any, inner: Any, model: str, label: str, 
     """OPD needs one tokenizer for teacher and student (the teacher scores the student's tokens): refuse
     different ones, warn about unchecked or inconclusive ones; other methods ignore the check, with a warning."""
     verdict, tok_summary, tok_check = _tokenizer_verdict(tokenizers_match)
-    if inner.name == "opd":
+    if inner.info.teacher:
         if verdict == "different":
             raise ValueError(
                 f"OPD needs the teacher and the student to share a tokenizer (the teacher scores the student's own "

@@ -25,7 +25,7 @@ from pick_a_method.methods.config_result import (
     resolve_method,
     to_yaml,
 )
-from pick_a_method.common.methods import TRL
+from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
 from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
@@ -95,7 +95,7 @@ def trl_config(
                               "dataset_name": dataset or placeholder("dataset")}
     if dataset is None:
         plan.needs.insert(0, "dataset: the training dataset, a Hugging Face id or a local folder (TRL's dataset_name)")
-    if command == "grpo":
+    if command == C.GRPO_COMMAND:
         config["reward_funcs"] = funcs or [placeholder("reward_funcs")]
         if not funcs and not any(n.startswith("reward_funcs") for n in plan.needs):
             plan.needs.append("reward_funcs: your reward function as a dotted import path (it gets prompts, "
@@ -106,14 +106,14 @@ def trl_config(
     config.update(plan.keys)
     config.update(output_dir=f"outputs/{_slug(plan.label)}", max_steps=steps, learning_rate=lr,
                   per_device_train_batch_size=per_device, gradient_accumulation_steps=accumulation)
-    if command in ("grpo", "distillation") and vllm:
+    if command in (C.GRPO_COMMAND, C.DISTILLATION_COMMAND) and vllm:
         config.update(use_vllm=True, vllm_mode="colocate")
-        if "vllm_importance_sampling_correction" not in config and command == "grpo":
+        if "vllm_importance_sampling_correction" not in config and command == C.GRPO_COMMAND:
             # GRPOConfig turns a sequence-mask IS correction on with vLLM by default; the project's GRPO has none.
             config["vllm_importance_sampling_correction"] = False
             plan.notes.append("vllm_importance_sampling_correction false: TRL's default (a sequence mask at ratio 3) "
                               "is not part of the project's GRPO; use Async with icepop or tis for a correction.")
-    elif command in ("grpo", "distillation"):
+    elif command in (C.GRPO_COMMAND, C.DISTILLATION_COMMAND):
         plan.warnings.append("vllm=False: completions come from transformers' generate, several times slower than vLLM.")
     if lora:
         config.update(use_peft=True, lora_r=D.TRAINING_LORA_RANK, lora_alpha=D.TRAINING_LORA_ALPHA)
@@ -130,7 +130,7 @@ def trl_config(
             config[key] = value
         honored[key] = f"{key} (override, as given)"
 
-    if command == "grpo":
+    if command == C.GRPO_COMMAND:
         _generation_batch(config, processes, dict(pairs), plan.notes,
                           whole_groups_per_process=plan.whole_groups_per_process)
     plan.needs.extend(_imports_and_columns(command, config))
@@ -253,7 +253,7 @@ def _refuse_split_groups(generation: int, processes: int, group: int, per_device
         fix = (f"overrides={{'per_device_train_batch_size': {per_device}, {key!r}: {steps}}} ({per_device} x {steps} "
                f"= {per_device * steps} completions a process), or leave per_device_train_batch_size to the writer")
     raise ValueError(
-        f"groupwise_grading's reward function sees one process's slice of each generation batch, and the overrides "
+        f"{GROUPWISE_GRADING}'s reward function sees one process's slice of each generation batch, and the overrides "
         f"make it {generation} completions / {processes} processes = {generation / processes:g}, not whole groups of "
         f"{group}: the run stops at its first step (GroupwiseGrading.shape cannot split the rewards into groups). "
         f"Fix: {fix}.")
@@ -267,7 +267,7 @@ def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
         extras.append(C.EXTRA_VLLM)
     if config.get("use_peft"):
         extras.append(C.EXTRA_PEFT)
-    rewards = [r for r in config.get("reward_funcs") or [] if r in C.TRL_REWARDS] if command == "grpo" else []
+    rewards = [r for r in config.get("reward_funcs") or [] if r in C.TRL_REWARDS] if command == C.GRPO_COMMAND else []
     for name in rewards:
         extras += [e for e in C.TRL_REWARDS[name][0] if e not in extras]
     spec = f"trl[{','.join(extras)}]=={C.TRL_VERSION}" if extras else f"trl=={C.TRL_VERSION}"
@@ -277,8 +277,8 @@ def _imports_and_columns(command: str, config: Mapping[str, Any]) -> list[str]:
         f"{', '.join(r for r in rewards if C.TRL_REWARDS[r][0])} imports math_verify" if C.EXTRA_MATH_VERIFY in extras else "",
     ]))
     needs = [f"packages: pip install {shlex.quote(spec)} on every node" + (f" ({why})" if why else "")]
-    if command in ("grpo", "distillation"):
-        columns = [f"{C.PROMPT_COLUMN} (the prompts the {'GRPOTrainer' if command == 'grpo' else 'DistillationTrainer'} "
+    if command in (C.GRPO_COMMAND, C.DISTILLATION_COMMAND):
+        columns = [f"{C.PROMPT_COLUMN} (the prompts the {'GRPOTrainer' if command == C.GRPO_COMMAND else 'DistillationTrainer'} "
                    "samples from)"]
         for name in rewards:
             columns += [f"{col} (read by {name}" + (f": {C.COLUMN_HOLDS[col]})" if col in C.COLUMN_HOLDS else ")")
@@ -300,7 +300,7 @@ def _split_batch(batch: int, processes: int, group: int | None, *, whole_groups_
         unit = group * processes
         fits = max(p for p in range(1, processes + 1) if (batch // group) % p == 0)
         raise ValueError(
-            f"groupwise_grading's reward function sees one process's share of each generation batch ({batch} / "
+            f"{GROUPWISE_GRADING}'s reward function sees one process's share of each generation batch ({batch} / "
             f"{processes} processes = {batch / processes:g} completions), which must hold whole groups of {group}: "
             f"batch must be a multiple of {processes} x {group} = {unit}. Fix: {_nearest(batch, unit)}, "
             f"or {fits} process(es) in all (gpus x nodes), or a smaller group_size.")

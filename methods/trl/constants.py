@@ -8,11 +8,11 @@ from __future__ import annotations
 TRL_VERSION = "1.16.0"
 
 # `trl <command> --config FILE`: the CLI subcommands that take a YAML config (trl/cli/commands/__init__.py).
-TRL_COMMANDS = ("grpo", "dpo", "sft", "distillation")
 GRPO_COMMAND, DISTILLATION_COMMAND = "grpo", "distillation"  # the RL ones; sft and dpo are named as the methods
+TRL_COMMANDS = (GRPO_COMMAND, "dpo", "sft", DISTILLATION_COMMAND)
 
 # GRPOConfig.loss_type "dapo" divides the summed token losses by the active tokens of the global accumulated
-# batch: the project's GRPO normalization (one token mean over the whole batch). "grpo" is a per-sequence mean.
+# batch: the project's GRPO normalization (one token mean over the whole batch). TRL's own GRPO loss is a per-sequence mean.
 GRPO_LOSS_TYPE = "dapo"
 
 # GRPOConfig.scale_rewards: "none" = reward minus group mean (Dr. GRPO, the project's default); "group" divides
