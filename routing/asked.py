@@ -5,7 +5,8 @@ is built here, in one place (`Asked.verdict`), from the question that decided.""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from . import defaults as D
 from pick_a_method.common import methods as M
+from pick_a_method.common.errors import InputError
 from pick_a_method.common.trainers import trainer_info
 
 from .advice import before_gpu
@@ -20,6 +22,7 @@ from pick_a_method.common.config_call import config_call
 from .compare import on_policy, sampler_kinds
 from .cost import check_gpus
 from .forecast import confidence_fields, signal, table_moments
+from .frozen import Frozen, check_freeze, freeze
 from .questions import rows_arguments
 from .readers import as_rows
 from .rows import GradedRows, RowsLike
@@ -43,6 +46,8 @@ class Options:
     trainer: str = "prime-rl"
     gpus: int | None = None
     throughput: Mapping[str, float] | None = None
+    freeze: str | os.PathLike[str] | None = None  # write the held-out manifest here (frozen.py)
+    write_roots: Sequence[Any] | None = None  # where freeze may write (None: anywhere)
 
 
 @dataclass
@@ -76,8 +81,10 @@ class Asked:
     @classmethod
     def start(cls, rows: RowsLike, teacher_rows: RowsLike | None, o: Options,
               fields: Mapping[str, str] | None) -> Asked:
-        trainer_info(o.trainer)  # a bad trainer or GPU count is refused before anything is read
+        trainer_info(o.trainer)  # a bad trainer, GPU count or freeze path is refused before anything is read
         check_gpus(o.gpus, o.throughput)
+        if o.freeze is not None:
+            check_freeze(o.freeze, o.write_roots)
         all_rows = as_rows(rows, fields=fields)
         t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
         own, others = split_samplers(all_rows, o.model)
@@ -132,7 +139,28 @@ class Asked:
 
     # -- the verdict, built once ----------------------------------------------------------------------------------
 
+    def frozen(self, d: Decision) -> Frozen | None:
+        """The held-out draw, written where route was asked to freeze and the route goes to the GPU; where the rows
+        cannot give the tasks it asks (a suite too small), a warning instead: the advice says what to change."""
+        if self.o.freeze is None:
+            return None
+        if not d.gpu:
+            self.warn(f"nothing frozen: route {d.route} says to fix the rows before training; freeze once it routes "
+                      f"to a method")
+            return None
+        try:
+            return freeze(self.rows, self.o.effect, out=self.o.freeze, allowed_roots=self.o.write_roots,
+                          pass_threshold=self.o.pass_threshold, model=self.o.model)
+        except InputError as e:
+            if e.field != "n_tasks":
+                raise
+            self.warn(f"nothing frozen into {os.fspath(self.o.freeze)}: the rows hold fewer graded tasks than the "
+                      f"held-out set needs (before_gpu says what to change)")
+            return None
+
     def verdict(self, d: Decision) -> Route:
+        frozen = self.frozen(d)  # before the warnings are gathered: it may add one
+        checks = before_gpu(self.g, self.o.model, self.o.effect, frozen) if d.gpu else []
         extra = dict(self.sure)
         summary = d.summary
         if "confidence" in extra and extra["confidence"] < D.CONFIDENCE_SAY_BELOW:
@@ -140,7 +168,7 @@ class Asked:
                         f"{extra['runner_up_share']:.0%} give {extra['runner_up']}; score more tasks to settle it.")
         return Route(verdict=d.route, route=d.route, methods=d.methods, summary=summary, next_step=d.next_step,
                      trace=sorted(self.trace, key=lambda t: t.question), alternatives=list(d.alternatives),
-                     before_gpu=before_gpu(self.g, self.o.model, self.o.effect) if d.gpu else [],
+                     before_gpu=checks,
                      warnings=list(dict.fromkeys(self.warnings)), model=self.o.model, n_rows=len(self.all_rows),
                      n_tasks=self.g.n_tasks, **extra)
 

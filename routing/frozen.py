@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from . import defaults as D
 from pick_a_method.common.errors import InputError
 from pick_a_method.common.paths import confine
-from pick_a_method.common.write import write_config
+from pick_a_method.common.write import check_out, write_config
 from .after_stats import graded_tasks
 from .holdout import holdout_size
 from .questions import rows_arguments
@@ -29,6 +29,7 @@ from .rows import RowsLike
 from .table import table_of
 from .verdicts import NextStep, Verdict
 
+MANIFEST_FILE = dict(suffixes=(".json",), why="the manifest is JSON", argument="out")  # how it is written
 MAX_MANIFEST_BYTES = 256 << 20  # a million task ids take about 20 MiB
 MANIFEST_FIELDS = ("format", "version", "tasks", "tasks_sha256", "n_tasks", "suite_tasks", "effect", "k", "base",
                    "power", "alpha", "seed", "pass_threshold", "max_tokens", "model", "source")
@@ -118,9 +119,21 @@ def freeze(rows: RowsLike | str | os.PathLike[str], effect: float = D.PROVE_EFFE
                     next_step=NextStep(tool=None, why="Write the manifest (out=FILE.json) before training."))
     if out is None:
         return frozen
-    path = write_config(out, json.dumps(frozen.manifest(), indent=1) + "\n", suffixes=(".json",),
-                        why="the manifest is JSON", overwrite=overwrite, allowed_roots=allowed_roots, argument="out")
+    path = write_config(out, json.dumps(frozen.manifest(), indent=1) + "\n", overwrite=overwrite,
+                        allowed_roots=allowed_roots, **MANIFEST_FILE)
     return frozen.model_copy(update=dict(verdict="frozen", path=str(path), next_step=after_step(str(path), size, k)))
+
+
+def check_freeze(out: str | os.PathLike[str], allowed_roots: Sequence[Any] | None, argument: str = "freeze") -> None:
+    """Refuse a freeze path before anything is drawn: a manifest already there is a registered held-out set, never
+    replaced (the trained arms are judged on it); else the writers' checks (suffix, folder, allowed roots)."""
+    if isinstance(out, (str, os.PathLike)) and str(out).strip():
+        there = Path(os.path.expanduser(os.fspath(out)))
+        if there.exists() or there.is_symlink():
+            raise InputError(f"{argument} {os.fspath(out)!r} already exists: a frozen manifest is the registered "
+                             f"held-out set and is never replaced; judge the trained arms on it (after with "
+                             f"frozen_path={os.fspath(out)!r}), or freeze into another file", field=argument)
+    check_out(out, overwrite=False, allowed_roots=allowed_roots, **{**MANIFEST_FILE, "argument": argument})
 
 
 def after_step(path: str, n_tasks: int, k: int) -> NextStep:

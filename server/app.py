@@ -152,6 +152,8 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                 notes.append(f"tokenizers: {check.summary}")
         if a.tool == "after":  # the frozen manifest is read from the allowed folders too
             extra["roots"] = await allowed(ctx, options)
+        if a.writes and getattr(a, "freeze", None) is not None:  # route's manifest: written inside the write roots
+            extra["allowed_roots"] = list(await allowed(ctx, options, write=True))
         verdict = await run(a.call, **rows, **extra)
         verdict.warnings.extend(notes)
         step = getattr(verdict, "next_step", None)
@@ -181,8 +183,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         return await run(a.call, path=path, max_bytes=options.max_bytes)
 
     for arguments in served():
-        answer = answer_writer if arguments.writes else answer_preview if arguments.tool == "preview_update" \
-            else answer_rows
+        answer = answer_rows if arguments.row_sets else answer_writer if arguments.writes else answer_preview
         mcp.serve(arguments, RESULTS[arguments.tool](), answer)
 
     @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=skill_description(),

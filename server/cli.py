@@ -71,8 +71,8 @@ def _run_command(args: argparse.Namespace) -> Any:
         argument = name if cli.positional else flag_name(f"{name}_path", cli)  # the word the user typed
         one = path[0] if isinstance(path, list) and len(path) == 1 else path
         rows[name] = remember(args, argument, routing.read_rows(one, fields=fields, argument=argument))
-    if model.row_sets:
-        return a.call(**rows)
+    if model.row_sets:  # a rows tool that writes (route's freeze) writes where --allow-write says
+        return a.call(**rows, **({"allowed_roots": write_roots(args)} if model.writes else {}))
     if model.writes:
         return a.call(allowed_roots=write_roots(args))
     extras.require("torch", args.command)

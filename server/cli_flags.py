@@ -77,7 +77,8 @@ def command(sub: Any, model: Any) -> argparse.ArgumentParser:
         plot_flags(c)
     if model.writes:
         c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
-                       help="refuse an --out outside these folders (repeatable; default: write anywhere)")
+                       help="refuse a file written (--out, --freeze) outside these folders (repeatable; default: "
+                            "write anywhere)")
     return c
 
 

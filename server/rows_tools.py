@@ -197,6 +197,7 @@ class RouteArguments(Arguments):
 
     tool, title = "route", "Route graded rows to a training method"
     row_sets, pictured = {"rows": True, "teacher_rows": False}, True
+    writes = True  # freeze writes the held-out manifest
     rows: RowObjects = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
     model: str | None = arg(None, "Model to train, e.g. Qwen/Qwen3-8B", cli=Cli(help=(
@@ -222,15 +223,19 @@ class RouteArguments(Arguments):
         help="GPUs for the run; with --throughput, split between inference and trainer"))
     throughput: Throughput | None = arg(None, "Tokens/s per GPU", cli=Cli(
         parse=throughput_words, metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the trainer"))
+    freeze: str | None = arg(None, "Write the held-out draw here (.json) for after", cli=Cli(
+        metavar="FILE", help="draw the held-out tasks before_gpu sizes and write their manifest to FILE.json, for "
+                             "`after --frozen` (never over an existing file)"))
     picture: bool = picture_arg()
 
-    def call(self, rows: Any, teacher_rows: Any = None) -> Any:
+    def call(self, rows: Any, teacher_rows: Any = None, *, allowed_roots: Any = None) -> Any:
         from pick_a_method import routing
 
         return routing.route(rows, self.model, teacher_rows, pass_threshold=self.pass_threshold, effect=self.effect,
                              taskset=self.taskset, teacher=self.teacher, teacher_base_url=self.teacher_base_url,
                              tokenizers_match=self.tokenizers_match, preference_pairs=self.preference_pairs,
-                             trainer=self.trainer, gpus=self.gpus, throughput=plain(self.throughput))
+                             trainer=self.trainer, gpus=self.gpus, throughput=plain(self.throughput),
+                             freeze=self.freeze, allowed_roots=allowed_roots)
 
     def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return rows["rows"], {"model": self.model, "teacher_rows": rows.get("teacher_rows"),

@@ -167,7 +167,9 @@ def test_before_gpu_sizes_the_holdout_and_asks_for_the_controls(mixed_rows):
     assert str(n) in r.before_gpu[0]
     assert "random selection" in r.before_gpu[1]
     assert "random-reward" in r.before_gpu[2]  # a Qwen base
-    assert len(route(mixed_rows, "meta-llama/Llama-3.1-8B").before_gpu) == 2
+    assert "after(" in r.before_gpu[3]  # then the call that judges the trained checkpoint
+    llama = route(mixed_rows, "meta-llama/Llama-3.1-8B").before_gpu
+    assert len(llama) == 3 and "random_reward" not in llama[-1]  # no random-reward arm off a Qwen base
 
 
 # --- edges -----------------------------------------------------------------------------------------------
