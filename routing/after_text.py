@@ -10,8 +10,10 @@ from .after_verdicts import After, ControlComparison, Difference
 from .questions import rows_arguments
 from .rows import GradedRows
 from .verdicts import NextStep
+from pick_a_method.common.next_step import placeholder
 
 WORDS = {"random_selection": "random-selection", "random_reward": "random-reward"}
+GUARD = "<name>=<before_rows>,<after_rows>"  # a guard to fill in: a suite's name and its two rows files
 
 
 def ci(d: Difference) -> str:
@@ -104,69 +106,113 @@ def summary(v: After, rule: str) -> str:
             f"{s.n_tasks} held-out tasks at k={s.k} would detect {v.effect:g} ({s.of}){more}.")
 
 
-def _again(v: After, arms: dict[str, GradedRows]) -> tuple[dict[str, Any], list[str]]:
-    """`after`'s arguments that ask again on the same files (one `fields` serves every arm)."""
+def _again(v: After, arms: dict[str, GradedRows], keep: tuple[str, ...] = (), frozen: bool = True
+           ) -> tuple[dict[str, Any], list[str]]:
+    """`after`'s arguments for the next call: the arms in `keep` read again from the same files, every other arm given
+    a placeholder to fill (new rows: a re-scored arm, another checkpoint), one `fields` for all, the manifest unless
+    the next call needs another task set (`frozen=False`)."""
     args: dict[str, Any] = {}
     needs: list[str] = []
     mappings = []
     for name, rows in arms.items():
         back, _ = rows_arguments(rows)
-        if "rows_path" in back:
-            args[f"{name}_rows_path"] = back["rows_path"]
+        argument = f"{name}_rows_path"
+        if name in keep and "rows_path" in back:
+            args[argument] = back["rows_path"]
+        elif name in keep:
+            needs.append(f"{name}_rows")  # given inline: pass them again
         else:
-            needs.append(f"{name}_rows")
+            args[argument] = placeholder(argument)
+            needs.append(argument)
         mappings.append(back.get("fields"))
     if any(mappings) and all(m == mappings[0] for m in mappings):
         args["fields"] = mappings[0]
-    if v.frozen is not None and v.frozen.path:
+    if frozen and v.frozen is not None and v.frozen.path:
         args["frozen_path"] = v.frozen.path
     elif v.effect != D.PROVE_EFFECT:
         args["effect"] = v.effect
     return args, needs
 
 
+CONTROLS = ("random_selection", "random_reward")
+
+
 def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
-    args, needs = _again(v, arms)
-    s = v.sizing
+    """The call (or the instruction) each verdict leads to, every rows argument either the same file or a placeholder
+    named in `needs` with what it must hold."""
+    s, p = v.sizing, v.paired
     if v.verdict == "not_comparable":
-        return NextStep(tool="after", arguments=args, needs=needs + ["every arm scored on the same (frozen) tasks at "
-                                                                     "the same max_tokens"],
-                        why="Re-score the arms on one task set at one token cap, then ask again.")
+        args, needs = _again(v, arms)
+        where = f"the {v.frozen.n_tasks} frozen tasks" if v.frozen is not None else "one set of held-out tasks"
+        return NextStep(tool="after", arguments=args, needs=needs,
+                        why=f"Score every arm on {where} at one token cap (max_tokens), then ask again: "
+                            f"{v.not_comparable[0]}.")
+    assert p is not None
     if v.verdict == "worse":
         lost = v.flips.pass_to_fail_tasks if v.flips else []
+        cut = v.cut_offs
+        said = cut is not None and cut.before_share is not None and cut.after_share is not None
+        cuts = ("" if not said else f"; the share cut off at the token cap is unchanged ({cut.after_share:.1%})"
+                if round(cut.before_share, 3) == round(cut.after_share, 3) else
+                f"; replies cut off at the token cap went from {cut.before_share:.1%} to {cut.after_share:.1%}")
+        guards = [g.name for g in v.guards if g.regressed]
+        what = "; ".join(([f"{ci(p)} lies below 0"] if p.ci95 and p.ci95[1] < 0 else [])
+                         + [f"guard {g} regressed" for g in guards])
+        flipped = (f" {v.flips.pass_to_fail} tasks flipped pass -> fail (e.g. {', '.join(lost[:5])})" if lost
+                   else " No task flipped pass -> fail: the loss is spread thin")
         return NextStep(tool=None, arguments={"pass_to_fail": lost},
-                        why="Roll back to the base checkpoint; read the tasks that flipped to fail and the cut-off "
-                            "change before changing the reward or the method.")
+                        why=f"Roll back to the base checkpoint ({what}).{flipped}{cuts}: read those replies before "
+                            f"changing the reward or the method.")
     if v.verdict == "contamination":
-        return NextStep(tool="after", arguments={k: a for k, a in args.items() if k != "frozen_path"},
-                        needs=needs + ["before/after rows on a clean held-out set (tasks the base cannot have seen: "
-                                       "written after its cut-off, or decontaminated)"],
-                        why="A random reward gained on this set, so its gains show what the base already knew "
-                            "(Wu et al. 2025, arXiv:2507.10532); only a clean set can show what training taught.")
-    route = NextStep(tool="route", arguments={k: a for k, a in args.items() if k == "fields"},
-                     needs=["rows (the base's training-set rows)", "model"], why="")
+        args, needs = _again(v, arms, frozen=False)
+        return NextStep(tool="after", arguments=args, needs=[f"{n} (on a clean held-out set)" for n in needs],
+                        why="A reward that carries no information gained on this set, so the set measures what the "
+                            "base already knew (Wu et al. 2025, arXiv:2507.10532): score every arm again on a clean "
+                            "held-out set (tasks written after the base's data cut-off, or decontaminated) and ask "
+                            "again.")
     if v.verdict == "selection_problem":
-        return route.model_copy(update={"why": "The selected data did no better than a random selection of the same "
-                                               "size: train on all tasks (or fix the reward that picked them), and "
-                                               "route again on the base's rows."})
-    if v.verdict == "proven":
+        args, needs = _again(v, arms, keep=("before", *CONTROLS))
         return NextStep(tool="after", arguments=args,
-                        needs=needs + ["guards (before/after rows of behaviours that must not regress)",
-                                       "after rows of a second training seed"],
-                        why="Check the guards (a general or safety suite) and a second seed before shipping: one "
-                            "seed's gain can flip sign at another.")
+                        needs=[f"{n} (a checkpoint trained on all the training tasks, or with the reward fixed)"
+                               for n in needs],
+                        why=f"The selected data did no better than a random selection of the same size ({ci(v.random_selection)}): "
+                            f"train on all the training tasks (or fix the reward that scored the selection), score "
+                            f"that checkpoint on the same held-out tasks and ask again against the same base and "
+                            f"random selection.")
+    if v.verdict == "proven":
+        args, needs = _again(v, arms, keep=("before", "after", *CONTROLS))
+        args["guards"] = [GUARD]
+        return NextStep(tool="after", arguments=args,
+                        needs=needs + ["guards (a general or safety suite scored before and after training: "
+                                       "name=before_rows,after_rows)"],
+                        why="Check that nothing else regressed (the guards, a general or safety suite), then ask "
+                            "again with a second training seed's checkpoint as after_rows_path: one seed's gain can "
+                            "flip sign at another.")
     if v.verdict == "no_gain":
-        return route.model_copy(update={"why": "The run did not deliver the registered gain: route again (the "
-                                               "runner-up method, more signal per step) or fix the reward before "
-                                               "another run."})
+        model = next((a.model for a in v.arms if a.name == "before" and a.model), None)
+        args = {"rows_path": placeholder("rows_path"), **({"model": model} if model else {})}
+        return NextStep(tool="route", arguments=args,
+                        needs=["rows_path (the base model's graded rows on the training tasks)"] + (
+                            [] if model else ["model"]),
+                        why=f"The run did not deliver the registered gain ({ci(p)} lies below {v.effect:g}): route "
+                            f"again on the base's training rows (the runner-up method, more signal per step) or fix "
+                            f"the reward before another run.")
     assert s is not None
+    more_k = s.k_needed is not None and s.k_needed > s.k
+    if more_k:  # the cheaper fix: more rollouts on the tasks in hand
+        args, needs = _again(v, arms)
+        return NextStep(tool="after", arguments=args, needs=[f"{n} (re-scored at k={s.k_needed})" for n in needs],
+                        why=f"These {v.n_tasks} tasks at k={s.k} detect a gain of {s.detectable_effect:.3f}: score "
+                            f"every arm again on them at k={s.k_needed} rollouts a task (or on {s.n_tasks} held-out "
+                            f"tasks at k={s.k}) and ask again.")
+    args, needs = _again(v, arms, frozen=False)
     if s.basis == "observed":
-        return NextStep(tool="after", arguments=args, needs=needs + [f"every arm scored on about {s.n_tasks} held-out "
-                                                                     f"tasks at k={s.k}"],
-                        why=(f"The gain sits between 0 and the registered {v.effect:g}; about {s.n_tasks} tasks would "
-                             f"tell which, if it holds. Score every arm on them and ask again."))
-    k_text = f", or k={s.k_needed} on these tasks" if s.k_needed and s.k_needed > s.k else ""
-    return NextStep(tool="after", arguments=args, needs=needs + [f"every arm scored on {s.n_tasks} held-out tasks at "
-                                                                 f"k={s.k}{k_text}"],
-                    why=(f"{s.n_tasks} tasks at k={s.k} detect {v.effect:g} from the measured spread (holdout_size's "
-                         f"formula){k_text}; score every arm on them and ask again."))
+        why = (f"The gain sits between 0 and the registered {v.effect:g}: about {s.n_tasks} held-out tasks at k={s.k} "
+               f"would tell which, if it holds; score every arm on that many (none of them trained on) and ask "
+               f"again.")
+    else:
+        why = (f"These {v.n_tasks} tasks at k={s.k} detect {s.detectable_effect:.3f}; {s.n_tasks} held-out tasks at "
+               f"k={s.k} detect {v.effect:g} from the measured spread (holdout_size's formula): score every arm on "
+               f"that many (none of them trained on) and ask again.")
+    return NextStep(tool="after", arguments=args,
+                    needs=[f"{n} (scored on {s.n_tasks} held-out tasks at k={s.k})" for n in needs], why=why)

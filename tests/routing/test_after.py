@@ -36,7 +36,10 @@ def test_a_clear_gain_is_proven_with_its_evidence():
     assert by["after"].pass_at_1 > by["before"].pass_at_1 and by["before"].ci95 is not None
     assert v.flips.fail_to_pass == 50 and v.flips.pass_to_fail == 0 and v.flips.down == 0  # 1/4 -> 3/4, 0 -> 2/4 no
     assert v.flips.fail_to_pass_tasks[:2] == ["t1", "t6"] and v.flips.up == 175 and v.flips.same == 25
-    assert v.next_step.tool == "after" and any("second training seed" in n for n in v.next_step.needs)
+    assert v.next_step.tool == "after" and "second training seed" in v.next_step.why
+    assert v.next_step.arguments["guards"] == ["<name>=<before_rows>,<after_rows>"]  # the guards to fill in
+    assert v.next_step.needs == ["before_rows", "after_rows", v.next_step.needs[-1]]  # given inline: pass again
+    assert v.next_step.needs[-1].startswith("guards (")
     assert "No control arm" in v.summary
 
 
@@ -52,7 +55,7 @@ def test_the_same_rates_shuffled_over_many_tasks_is_no_gain():
     b = passes(800)
     v = after(arm(b, model=BASE), arm(rng.permutation(b).tolist()))
     assert v.verdict == "no_gain" and v.paired.ci95[1] < v.effect < v.sizing.n_tasks
-    assert v.next_step.tool == "route"
+    assert v.next_step.tool == "route" and v.next_step.arguments == {"rows_path": "<rows_path>", "model": BASE}
 
 
 def test_few_tasks_are_underpowered_and_sized_the_way_holdout_size_sizes_them():
@@ -63,7 +66,10 @@ def test_few_tasks_are_underpowered_and_sized_the_way_holdout_size_sizes_them():
     assert v.sizing.n_tasks == routing.holdout_size(v.effect, before=b, after=a).n_tasks
     assert v.sizing.detectable_effect > v.effect
     assert f"{v.sizing.n_tasks} held-out tasks at k=4" in v.summary
-    assert v.next_step.tool == "after" and str(v.sizing.n_tasks) in v.next_step.needs[-1]
+    assert v.next_step.tool == "after" and v.next_step.needs == [f"{a}_rows_path (re-scored at k=18)"
+                                                                 for a in ("before", "after")]
+    assert f"at k={v.sizing.k_needed} rollouts a task (or on {v.sizing.n_tasks} held-out tasks at k=4)" in \
+        v.next_step.why
 
 
 def test_more_rollouts_a_task_are_offered_where_sampling_noise_dominates():
@@ -105,7 +111,7 @@ def test_a_random_reward_arm_that_gains_is_contamination():
 def test_a_random_selection_that_does_as_well_is_a_selection_problem():
     v = after(before(), arm(passes(200, 1)), random_selection=arm(passes(200, 1), model="rs"))
     assert v.verdict == "selection_problem" and v.random_selection.ci95[0] <= 0
-    assert v.next_step.tool == "route"
+    assert v.next_step.tool == "after" and "train on all the training tasks" in v.next_step.why
 
 
 def test_beating_both_controls_is_proven():
