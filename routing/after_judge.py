@@ -90,10 +90,12 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     b_model, a_model = dominant_model(arms["before"]), dominant_model(arms["after"])
     if b_model is not None and b_model == a_model:
         warnings.append(f"before and after both name {b_model}: check that after is the trained checkpoint's rows")
-    return finish(verdict, arms, effect=effect, paired=paired, guards=guard_out, frozen=check, sizing=sized,
-                  arms=[_arm(name, rows, tasks, pass_threshold, nums[name]) for name, rows in arms.items()],
-                  flips=_flips(nums["before"], nums["after"], tasks), cut_offs=cuts, warnings=warnings,
-                  n_tasks=len(tasks), **control_out)
+    out = finish(verdict, arms, effect=effect, paired=paired, guards=guard_out, frozen=check, sizing=sized,
+                 arms=[_arm(name, rows, tasks, pass_threshold, nums[name]) for name, rows in arms.items()],
+                 flips=_flips(nums["before"], nums["after"], tasks), cut_offs=cuts, warnings=warnings,
+                 n_tasks=len(tasks), **control_out)
+    out._tasks = tasks  # the picture reads the same tasks
+    return out
 
 
 def _effect(effect: float | None, manifest: Frozen | None) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from .verdicts import Interval, Verdict
 
@@ -122,3 +122,8 @@ class After(Verdict):
     frozen: FrozenCheck | None = None
     not_comparable: list[str] = Field(default_factory=list, description="Why the arms cannot be compared.")
     n_tasks: int = Field(description="Tasks compared: every arm scored them (the frozen ones where given).")
+    _tasks: list[str] = PrivateAttr(default_factory=list)  # their ids, for the picture; not sent
+
+    def compared_tasks(self) -> list[str]:
+        """The ids of the compared tasks, in the compared order (empty where the arms were not comparable)."""
+        return self._tasks

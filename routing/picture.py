@@ -5,11 +5,13 @@ Two panels: the band (a histogram of per-task pass rates with all-fail, split an
 predicted split share against k with the advised k marked), and, for a teacher, the paired per-task difference
 (teacher minus student on the tasks both scored). Where the route is fix_reward, truncation decides the rates, so
 neither is drawn: the one panel counts the rollouts cut off at the token cap that passed, as question 1 does.
-numpy and pydantic only: no plotting library here.
+`after`'s picture is its own two panels (routing/after_picture.py). numpy and pydantic only: no plotting library
+here.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +19,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from . import defaults as D
+from .after_picture import DiffPanel, PerTaskPanel, after_caption, diff_panel, per_task_panel
+from .after_verdicts import After
 from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
@@ -124,15 +128,26 @@ class Picture(BaseModel):
     paired: PairedPanel | None = None
     cut_off: CutOffPanel | None = Field(None, description="For fix_reward, in place of the band: truncation decides "
                                                           "the rates, so they are not drawn.")
+    per_task: PerTaskPanel | None = Field(None, description="after: each task's pass rate before against after.")
+    diffs: DiffPanel | None = Field(None, description="after: each paired difference beside the registered effect.")
 
 
-def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | None = None, *,
-            model: str | None = None, teacher_rows: RowsLike | None = None,
+def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | After | None = None, *,
+            model: str | None = None, teacher_rows: RowsLike | None = None, after_rows: RowsLike | None = None,
             pass_threshold: float = D.PASS_THRESHOLD, effect: float = D.PROVE_EFFECT) -> Picture:
-    """The picture of a verdict. `rows` are the rows it read (the student's for teacher_clears); `model` picks
-    the trained model's own rows as route does; `teacher_rows` adds the paired panel (teacher_clears has only it)."""
+    """The picture of a verdict. `rows` are the rows it read (the student's for teacher_clears, the base's for
+    after, with the checkpoint's as `after_rows`); `model` picks the trained model's own rows as route does;
+    `teacher_rows` adds the paired panel (teacher_clears has only it)."""
     rows = as_rows(rows)
     source = _name(rows)
+    if isinstance(verdict, After):
+        if after_rows is None:
+            raise InputError("an after picture needs the trained checkpoint's rows: pass after_rows", field="after_rows")
+        trained = as_rows(after_rows, what="after_rows")
+        per_task = per_task_panel(rows, trained, verdict, pass_threshold)
+        return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}",
+                       caption=after_caption(verdict, per_task), route=None, per_task=per_task,
+                       diffs=diff_panel(verdict))
     if isinstance(verdict, TeacherClears):
         if teacher_rows is None:
             raise InputError("a teacher_clears picture needs the teacher's rows: pass teacher_rows", field="teacher_rows")
@@ -255,6 +270,20 @@ def _name(rows: GradedRows) -> str:
         return " + ".join(names) if len(names) <= 2 else f"{len(names)} files"
     where = rows.read_from or rows.source
     return _short(where) if where else "rows"
+
+
+def _arms_named(verdict: After, trained: GradedRows, base: GradedRows) -> str:
+    """"after vs before" by the models that sampled them where those differ, else by their files (with the folders
+    that tell two files of one name apart)."""
+    models = {a.name: a.model for a in verdict.arms}
+    if models.get("after") and models.get("before") and models["after"] != models["before"]:
+        return f"{models['after']} vs {models['before']}"
+    a, b = _name(trained), _name(base)
+    if a == b and isinstance(trained.read_from, str) and isinstance(base.read_from, str) and \
+            trained.read_from != base.read_from:
+        a, b = (str(Path(w).relative_to(Path(os.path.commonpath([trained.read_from, base.read_from]))))
+                for w in (trained.read_from, base.read_from))
+    return f"{a} vs {b}"
 
 
 def _short(where: str) -> str:

@@ -1,5 +1,5 @@
-"""The picture on the command line: the text sketch under the verdict of route, band, pass-at and teacher-clears,
-and `--plot FILE.png|.svg`, both drawn from the rows the command read (never read twice)."""
+"""The picture on the command line: the text sketch under the verdict of route, band, pass-at, teacher-clears and
+after, and `--plot FILE.png|.svg`, both drawn from the rows the command read (never read twice)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-PICTURED = ("route", "band", "pass-at", "teacher-clears")
+PICTURED = ("route", "band", "pass-at", "teacher-clears", "after")
 
 
 def plot_flags(c: argparse.ArgumentParser) -> None:
@@ -38,11 +38,14 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
 
     read = getattr(args, "rows_read", {})
     student = args.command == "teacher-clears"
-    extra = {"effect": args.effect} if "effect" in vars(args) else {}
+    extra = {"effect": args.effect} if "effect" in vars(args) and args.command != "after" else {}
     try:
-        p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
-                    teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
-                    pass_threshold=args.pass_threshold, **extra)
+        if args.command == "after":  # the base's rows and the checkpoint's: the verdict holds the rest
+            p = picture(read["before_rows"], verdict, after_rows=read["after_rows"], pass_threshold=args.pass_threshold)
+        else:
+            p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
+                        teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
+                        pass_threshold=args.pass_threshold, **extra)
         below = "" if args.json else "\n" + sketch(p, wants_colour(sys.stdout))  # a blank line apart from the verdict
     except Exception as e:  # noqa: BLE001 -- the sketch is an aid: without --plot, a fault in it never costs the verdict
         if args.plot:

@@ -24,7 +24,9 @@ FORMATS = {".png": "png", ".svg": "svg"}
 # One colour per bar kind: all fail and the student ahead red, split and the teacher ahead green, all pass blue.
 COLOURS = {"all_fail": "#c0392b", "student_ahead": "#c0392b", "split": "#27ae60", "teacher_ahead": "#27ae60",
            "all_pass": "#2e6fba", "tie": "#7f8c8d", "cut_passed": "#c0392b", "cut_failed": "#7f8c8d",
-           "whole_passed": "#2e6fba", "whole_failed": "#bdc3c7"}
+           "whole_passed": "#2e6fba", "whole_failed": "#bdc3c7", "higher": "#27ae60", "lower": "#c0392b",
+           "same": "#7f8c8d", "above_0": "#27ae60", "below_0": "#c0392b", "open": "#7f8c8d"}
+EFFECT_COLOUR = "#8e44ad"  # the registered effect (or the effect to prove), marked across a panel
 PANEL_INCHES = (5.2, 4.6)
 DPI = 110
 BELOW = -36  # points from an axes' bottom to its legend: under the tick labels and the axis label
@@ -53,12 +55,15 @@ def figure(picture: Any) -> Any:
     panels = [name for name, on in (("rates", picture.band is not None and picture.band.n_groups),
                                     ("curve", picture.band is not None and picture.band.curve),
                                     ("paired", picture.paired is not None),
-                                    ("cut_off", getattr(picture, "cut_off", None) is not None)) if on]
+                                    ("cut_off", getattr(picture, "cut_off", None) is not None),
+                                    ("per_task", getattr(picture, "per_task", None) is not None),
+                                    ("diffs", getattr(picture, "diffs", None) is not None)) if on]
     fig = Figure(figsize=(PANEL_INCHES[0] * max(1, len(panels)), PANEL_INCHES[1] + 0.9), dpi=DPI)
     FigureCanvasAgg(fig)  # a renderer to measure the title and caption with before the layout
     axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
     for ax, name in zip(axes, panels):
-        {"rates": _rates, "curve": _curve, "paired": _paired, "cut_off": _cut_off}[name](ax, picture)
+        {"rates": _rates, "curve": _curve, "paired": _paired, "cut_off": _cut_off, "per_task": _per_task,
+         "diffs": _diffs}[name](ax, picture)
     if not panels:
         axes[0].axis("off")
         axes[0].text(0.5, 0.5, "no graded rows, no shared tasks: nothing to draw", ha="center", va="center")
@@ -193,7 +198,7 @@ def _paired(ax: Any, picture: Any) -> None:
     if p.ci95:
         marks.append(ax.axvspan(p.ci95[0], p.ci95[1], color="black", alpha=0.1, linewidth=0,
                                 label=f"95% interval [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]"))
-    marks.append(ax.axvline(p.effect, color="#8e44ad", linestyle=":", linewidth=1.5,
+    marks.append(ax.axvline(p.effect, color=EFFECT_COLOUR, linestyle=":", linewidth=1.5,
                             label=f"effect to prove {p.effect:g}"))
     _bars(ax, p.bars, [(bar.low + bar.high) / 2 for bar in p.bars], width, extra=marks)
     ax.set_xlim(-1.05, 1.05)
@@ -209,6 +214,67 @@ def _cut_off(ax: Any, picture: Any) -> None:
     ax.set_xticks(xs, [KIND_NAMES[bar.kind].replace(", ", ",\n") for bar in c.bars], fontsize=9)
     ax.set_title(f"Cut off at the token cap: {c.n_truncated_passes} passed", fontsize=11)
     ax.set_ylabel("graded rollouts")
+
+
+def _per_task(ax: Any, picture: Any) -> None:
+    """Each cell of tasks (a rate before, a rate after) as a bubble its count wide, the diagonal where nothing moved."""
+    from matplotlib.lines import Line2D
+
+    t = picture.per_task
+    xs = [lv.middle for lv in t.before_levels]
+    ys = [lv.middle for lv in t.after_levels]
+    ax.plot([0, 1], [0, 1], color="#999999", linewidth=1, linestyle="--", zorder=1)
+    top = max(max(row) for row in t.counts) or 1
+    for i, row in enumerate(t.counts):
+        for j, count in enumerate(row):
+            if count:
+                side = t.side(i, j)
+                ax.scatter([xs[i]], [ys[j]], s=60 + 900 * count / top, color=COLOURS[side], alpha=0.75,
+                           edgecolor="white", linewidth=0.8, zorder=2)
+                ax.annotate(str(count), (xs[i], ys[j]), ha="center", va="center", fontsize=8, zorder=3)
+    same = " (or same bin)" if t.binned else ""
+    handles = [Line2D([], [], marker="o", linestyle="", color=COLOURS[side], markersize=8,
+                      label=f"{word} ({t.total(side)})")
+               for side, word in (("higher", "higher after"), ("lower", "lower after"), ("same", "same" + same))]
+    _legend_below(ax, handles, ncol=3)
+    ax.set_xlim(-0.1, 1.1)
+    ax.set_ylim(-0.1, 1.12)  # room for the largest bubble at 1
+    ax.set_xticks(xs, [lv.label for lv in t.before_levels], fontsize=8)
+    ax.set_yticks(ys, [lv.label for lv in t.after_levels], fontsize=8)
+    ax.set_title(f"Per task: pass rate before and after ({t.n_tasks} tasks)", fontsize=11)
+    k = f"k = {t.k_before}" if t.k_before == t.k_after else f"k = {t.k_before} before, {t.k_after} after"
+    ax.set_xlabel(f"before: mean {t.mean_before:.3f} ({k})")
+    ax.set_ylabel(f"after: mean {t.mean_after:.3f}")
+    ax.set_aspect("equal", adjustable="box")
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def _diffs(ax: Any, picture: Any) -> None:
+    """Each paired difference as its mean and 95% interval on one axis, beside 0 and the registered effect."""
+    d = picture.diffs
+    ys = list(range(len(d.rows)))[::-1]  # after - before on top
+    for y, r in zip(ys, d.rows):
+        colour = COLOURS[r.reading]
+        if r.ci95:
+            ax.plot(r.ci95, [y, y], color=colour, linewidth=3, solid_capstyle="butt")
+        ax.plot([r.mean_diff], [y], "o", color=colour, markersize=7)
+        ci = f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]" if r.ci95 else "(no interval)"
+        ax.annotate(f"{r.mean_diff:+.3f} {ci}", (r.mean_diff, y), xytext=(0, 7), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8, zorder=4,  # over the marked lines, on white
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
+    zero = ax.axvline(0, color="black", linewidth=0.8, label="0: no change")
+    effect = ax.axvline(d.effect, color=EFFECT_COLOUR, linestyle=":", linewidth=1.5,
+                        label=f"registered effect {d.effect:g}")
+    ax.set_yticks(ys, [r.label for r in d.rows], fontsize=9)
+    ax.set_ylim(-0.6, len(d.rows) - 0.3)
+    ends = [0.0, d.effect] + [x for r in d.rows for x in ([r.mean_diff, *r.ci95] if r.ci95 else [r.mean_diff])]
+    pad = 0.15 * (max(ends) - min(ends)) or 0.05
+    ax.set_xlim(min(ends) - pad, max(ends) + pad)
+    ax.set_title(f"Paired differences, 95% intervals ({d.n_tasks} tasks)", fontsize=11)
+    ax.set_xlabel("difference in pass rate per task, averaged")
+    _legend_below(ax, [zero, effect], ncol=2)
+    ax.grid(axis="x", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
 
 
 def picture_png(rows: Any, verdict: Any, **kwargs: Any) -> str:

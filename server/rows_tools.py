@@ -247,6 +247,7 @@ class AfterArguments(Arguments):
 
     tool, title = "after", "Did training help? (after the GPU)"
     row_sets = {"before_rows": True, "after_rows": True, "random_selection_rows": False, "random_reward_rows": False}
+    pictured = True
     before_rows: RowsText = rows_text_arg()
     before_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="BEFORE", help=f"the rows before training: {ROWS_HELP}"))
@@ -271,6 +272,7 @@ class AfterArguments(Arguments):
                                          "repeatable)"))
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()
+    picture: bool = picture_arg()
 
     def call(self, before_rows: Any, after_rows: Any, random_selection_rows: Any = None,
              random_reward_rows: Any = None, *, roots: Any = None) -> Any:
@@ -282,3 +284,6 @@ class AfterArguments(Arguments):
                              random_reward=random_reward_rows, effect=self.effect, frozen=self.frozen_path,
                              guards=guards or None, pass_threshold=self.pass_threshold, roots=roots,
                              fields=field_map(self.fields))
+
+    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return rows["before_rows"], {"after_rows": rows["after_rows"], "pass_threshold": self.pass_threshold}

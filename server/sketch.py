@@ -11,7 +11,8 @@ from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
 COLOURS = {"all_fail": "31", "student_ahead": "31", "split": "32", "teacher_ahead": "32", "all_pass": "34",
-           "tie": "90", "cut_passed": "31", "cut_failed": "90", "whole_passed": "34", "whole_failed": "90"}
+           "tie": "90", "cut_passed": "31", "cut_failed": "90", "whole_passed": "34", "whole_failed": "90",
+           "higher": "32", "lower": "31", "same": "90", "above_0": "32", "below_0": "31", "open": "90"}
 
 
 def wants_colour(stream: TextIO) -> bool:
@@ -59,6 +60,10 @@ def sketch(picture: Any, colour: bool = False) -> str:
     if c is not None:
         lines.append("graded rollouts, cut off at the token cap or not (truncation decides the pass rates):")
         lines += _bars(c.bars, paint)
+    if picture.per_task is not None:
+        lines += _per_task(picture.per_task, paint)
+    if picture.diffs is not None:
+        lines += _diffs(picture.diffs, paint)
     p = picture.paired
     if p is not None:
         lines.append(f"teacher minus student per shared task ({p.n_shared} tasks; mean {p.mean_diff:+.3f}"
@@ -78,3 +83,44 @@ def _bars(bars: list[Any], paint: Any) -> list[str]:
         out.append(f"  {shown}{KIND_NAMES[bar.kind]:<{name}}  {paint(bar.kind, drawn)}"
                    f"{' ' * (WIDTH + 1 - len(drawn))}{bar.count}")
     return out
+
+
+def _per_task(t: Any, paint: Any) -> list[str]:
+    """The tasks counted by their pass rate before (a row each) and after (a column each)."""
+    k = f"k={t.k_before}" if t.k_before == t.k_after else f"k={t.k_before} before, k={t.k_after} after"
+    cell = max(len(lv.label) for lv in t.after_levels) + 2
+    head = "before \\ after"
+    first = max(len(head), *(len(lv.label) for lv in t.before_levels))
+    lines = [f"pass rate per task, before (rows) against after (columns) ({t.n_tasks} tasks, {k}):",
+             f"  {head:>{first}}" + "".join(f"{lv.label:>{cell}}" for lv in t.after_levels)]
+    for i, (lv, row) in enumerate(zip(t.before_levels, t.counts)):
+        cells = "".join(" " * (cell - len(str(c) if c else ".")) + (paint(t.side(i, j), str(c)) if c else ".")
+                        for j, c in enumerate(row))
+        lines.append(f"  {lv.label:>{first}}{cells}")
+    same = " (or in the same bin)" if t.binned else ""
+    lines.append(f"  {t.total('higher')} higher after, {t.total('lower')} lower, {t.total('same')} the same{same}; "
+                 f"{t.fail_to_pass} fail -> pass, {t.pass_to_fail} pass -> fail")
+    return lines
+
+
+def _diffs(d: Any, paint: Any) -> list[str]:
+    """Each paired difference as a line on one axis: the interval, its mean (o), 0 (|) and the effect (:)."""
+    ends = [0.0, d.effect] + [x for r in d.rows for x in ([r.mean_diff, *r.ci95] if r.ci95 else [r.mean_diff])]
+    lo, hi = min(ends), max(ends)
+    pad = 0.05 * (hi - lo) or 0.05
+    lo, hi = lo - pad, hi + pad
+    at = lambda x: round((x - lo) / (hi - lo) * (WIDTH - 1))  # noqa: E731
+    label = max(len(r.label) for r in d.rows)
+    lines = [f"paired differences with 95% intervals over {d.n_tasks} tasks (| is 0, : the registered effect "
+             f"{d.effect:g}; axis {lo:+.2f} to {hi:+.2f}):"]
+    for r in d.rows:
+        axis = [" "] * WIDTH
+        if r.ci95:
+            for x in range(at(r.ci95[0]), at(r.ci95[1]) + 1):
+                axis[x] = "─"
+        axis[at(0.0)], axis[at(d.effect)] = "|", ":"
+        axis[at(r.mean_diff)] = "o"
+        ci = f" [{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]" if r.ci95 else " (no interval)"
+        number = f"{r.mean_diff:+.3f}{ci}"
+        lines.append(f"  {r.label:<{label}}  {paint(r.reading, ''.join(axis))}  {number}")
+    return lines

@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 from PIL import Image
 
-from rowkit import EXAMPLES, MODEL
+import numpy as np
+from rowkit import EXAMPLES, MODEL, rows_from_passes
 from pick_a_method import routing
 from pick_a_method.routing.picture import picture
 from pick_a_method.server import cli, plot
@@ -21,6 +22,8 @@ from pick_a_method.server.app import create_server
 from pick_a_method.server.sketch import sketch, wants_colour
 
 MIXED, STUDENT, TEACHER = (str(EXAMPLES / f) for f in ("mixed.jsonl", "student.jsonl", "teacher_strong.jsonl"))
+INSPECT = EXAMPLES.parent / "tests" / "fixtures" / "eval_tools" / "inspect_ai"
+BEFORE, AFTER = str(INSPECT / "0.3.285" / "standin_sums.eval"), str(INSPECT / "trained" / "0.3.285" / "standin_sums.eval")
 # matplotlib made unimportable, as on the light install (find_spec then answers None, and an import fails)
 NO_MATPLOTLIB = "import sys\nsys.modules['matplotlib'] = None\n"
 
@@ -94,6 +97,7 @@ def test_the_teacher_sketch_and_json_keep_stdout_clean(tmp_path, capsys):
     ["band", str(EXAMPLES / "floor.jsonl")],
     ["pass-at", str(EXAMPLES / "saturated.jsonl")],
     ["teacher-clears", TEACHER, STUDENT],
+    ["after", BEFORE, AFTER, "--random-selection", BEFORE],
 ])
 def test_plot_writes_a_png_that_decodes(command, tmp_path, capsys):
     out = tmp_path / "band.png"
@@ -143,6 +147,7 @@ def test_plot_names_the_flag_for_a_wrong_suffix_or_folder(tmp_path, capsys):
     ("pass_at", {"rows_path": MIXED}),
     ("route", {"rows_path": STUDENT, "teacher_rows_path": TEACHER, "model": MODEL}),
     ("teacher_clears", {"teacher_rows_path": TEACHER, "student_rows_path": STUDENT}),
+    ("after", {"before_rows_path": BEFORE, "after_rows_path": AFTER}),
 ])
 async def test_picture_true_adds_a_png_beside_the_same_structured_verdict(tool, args):
     async with Client(create_server()) as c:
@@ -240,7 +245,24 @@ def kinds():
     for tool in ("verl/0.9.1", "inspect_ai/0.3.285", "lm_eval/0.4.13/repeats"):
         rows = read(TOOLS / tool)
         out[f"route {tool}"] = (rows, routing.route(rows), {})
+    before, trained = read(BEFORE), read(AFTER)  # after: files the real eval tool wrote, two policies
+    out["after inspect"] = (before, routing.after(before, trained), {"after_rows": trained})
+    base, r1 = (read(TOOLS / "verifiers" / f / "0.3.1") for f in (".", "trained"))
+    out["after verifiers, a control"] = (base, routing.after(base, r1, random_selection=base), {"after_rows": r1})
+    out["after not comparable"] = (before, routing.after(before, r1), {"after_rows": r1})
+    out["after binned, controls and guards"] = after_binned()
     return out
+
+
+def after_binned():
+    """300 tasks at k=16 (the rates binned), both controls and two guards: the longest labels and the most rows."""
+    rng = np.random.default_rng(0)
+    arm = lambda p, model, n=300, k=16: rows_from_passes(rng.binomial(k, p, n).tolist(), k=k, model=model)  # noqa
+    before, trained = arm(0.5, "Qwen/Qwen2.5-Math-7B"), arm(0.6, "acme/Qwen2.5-Math-7B-grpo-seed1")
+    g0, g1 = arm(0.5, "b", 100, 4), arm(0.5, "a", 100, 4)
+    v = routing.after(before, trained, random_reward=arm(0.58, "rr"), random_selection=arm(0.52, "rs"),
+                      guards={"mmlu": (g0, g1), "safety": (g0, g0)})
+    return before, v, {"after_rows": trained}
 
 
 KINDS = kinds()
@@ -309,3 +331,57 @@ def test_the_cut_off_picture_draws_the_cut_off_passes_not_the_rates_truncation_d
 def test_a_title_names_a_folder_with_its_parent(path, title):
     rows = routing.read_rows(TOOLS / path)
     assert picture(rows, routing.route(rows)).title == title
+
+
+# -- after ------------------------------------------------------------------------------------------------------
+
+
+def test_the_after_picture_shows_the_verdicts_own_numbers():
+    rows, verdict, kwargs = KINDS["after inspect"]
+    p = picture(rows, verdict, **kwargs)
+    assert p.title == "acme/Qwen3-8B-r1 vs Qwen/Qwen3-8B: proven" and p.band is None and p.paired is None
+    t = p.per_task
+    assert sum(map(sum, t.counts)) == t.n_tasks == verdict.n_tasks == 10 and t.k_before == t.k_after == 4
+    assert [lv.label for lv in t.before_levels] == ["0", "1/4", "2/4", "3/4", "1"]
+    assert (t.total("higher"), t.total("lower"), t.total("same")) == (verdict.flips.up, verdict.flips.down,
+                                                                       verdict.flips.same)
+    assert t.mean_before == pytest.approx(verdict.arms[0].pass_at_1)
+    row = p.diffs.rows[0]
+    assert (row.label, row.mean_diff, row.ci95, row.reading) == ("after - before", verdict.paired.mean_diff,
+                                                                 verdict.paired.ci95, "above_0")
+    assert p.caption.startswith("Proven: after - before +0.275 [+0.050, +0.455] lies above 0. 10 tasks: 7 higher")
+    fig = plot.figure(p)
+    assert [ax.get_title() for ax in fig.axes] == ["Per task: pass rate before and after (10 tasks)",
+                                                   "Paired differences, 95% intervals (10 tasks)"]
+    text = sketch(p)
+    assert "pass rate per task, before (rows) against after (columns) (10 tasks, k=4):" in text
+    assert "  7 higher after, 1 lower, 2 the same; 1 fail -> pass, 0 pass -> fail" in text
+    assert "after - before  " in text and "+0.275 [+0.050, +0.455]" in text
+
+
+def test_the_after_picture_lists_each_control_and_guard_and_bins_what_is_no_small_j_over_k():
+    rows, verdict, kwargs = KINDS["after binned, controls and guards"]
+    p = picture(rows, verdict, **kwargs)
+    assert [r.label for r in p.diffs.rows] == [
+        "after - before", "after - random_selection", "random_selection - before", "after - random_reward",
+        "random_reward - before", "guard mmlu: after - before", "guard safety: after - before"]
+    assert p.diffs.rows[4].ci95 == verdict.random_reward.gain.ci95 and p.diffs.rows[4].reading == "above_0"
+    assert p.diffs.rows[5].ci95 == verdict.guards[0].tested_ci  # at the level Holm tested it
+    assert p.per_task.binned and [lv.label for lv in p.per_task.after_levels] == ["0", "0-.25", ".25-.50",
+                                                                                 ".50-.75", ".75-1", "1"]
+    assert "(or in the same bin)" in p.caption and sum(map(sum, p.per_task.counts)) == 300
+
+
+def test_arms_not_comparable_draw_nothing_and_say_why():
+    rows, verdict, kwargs = KINDS["after not comparable"]
+    p = picture(rows, verdict, **kwargs)
+    assert verdict.verdict == "not_comparable" and p.per_task is None and p.diffs is None
+    assert p.caption.startswith("Not comparable: the arms share 0 of the 20 tasks") and "Nothing is drawn" in p.caption
+    assert sketch(p) == ""
+
+
+def test_the_after_sketch_prints_under_the_verdict():
+    out = run_cli("after", BEFORE, AFTER)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.index("pass rate per task, before (rows) against after") > out.stdout.index("proven: ")
+    assert "paired differences with 95% intervals over 10 tasks" in out.stdout and "\x1b" not in out.stdout
