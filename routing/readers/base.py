@@ -9,7 +9,7 @@ from __future__ import annotations
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,22 @@ def load_json(p: Path, args: ReadArgs) -> Any:
         return orjson.loads(p.read_bytes())
     except (OSError, orjson.JSONDecodeError, InputError):
         return None
+
+
+def token_cap(value: Any) -> float | None:
+    """A run's token cap as its record holds it: a positive number (not a bool), else None (not said)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+    return float(value) if ok else None
+
+
+def with_cap(rows: GradedRows, cap: Any) -> GradedRows:
+    """The rows, each that states no cap of its own sampled at the run's `cap` (an eval tool records it once for the
+    run), so two runs at different caps are told apart (`after`, `teacher_clears`)."""
+    cap = token_cap(cap)
+    unsaid = np.isnan(rows.max_tokens)
+    if cap is None or not unsaid.any():
+        return rows
+    return replace(rows, max_tokens=np.where(unsaid, cap, rows.max_tokens), _tables={})
 
 
 def close(a: float | None, b: float | None, tol: float = 1e-6) -> bool:

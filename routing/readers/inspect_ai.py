@@ -3,7 +3,8 @@ library's zipfile, and the JSON that `inspect log dump` writes (the whole log, s
 
 A sample is one rollout: `id` is the task, `epoch` the rollout; the grade is `scores.<scorer>.value` (C/I/P/N
 read as 1/0/0.5/0, or a number); `output.choices.0.stop_reason` says whether it was cut off (`max_tokens`,
-`model_length`); the model is `output.model`, else the header's `eval.model` (with its provider prefix, `vllm/...`).
+`model_length`); the model is `output.model`, else the header's `eval.model` (with its provider prefix, `vllm/...`);
+the token cap is the header's generate config (`eval.model_generate_config.max_tokens`, else `plan.config`).
 inspect compresses its members with zstandard (zip method 93), which the standard library reads from Python 3.14
 on; before that the member's bytes are taken from the zip and decompressed with the `zstandard` package.
 """
@@ -21,7 +22,7 @@ import orjson
 from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
 from .base import (Format, Probe, ReadArgs, Rollouts, disagreement, graded_mean, merged, other_graders, read_dicts,
-                   scorer_note)
+                   scorer_note, with_cap)
 
 CHUNK = 2048  # samples parsed and handed on at a time
 # inspect's model-graded scorers (scorer/_model.py: model_graded_qa, model_graded_fact) keep the grader model's
@@ -85,6 +86,11 @@ def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: 
     model = (header.get("eval") or {}).get("model")
     if isinstance(model, str) and model:
         rows = with_model(rows, model)
+    for where, config in (("eval.model_generate_config", (header.get("eval") or {}).get("model_generate_config")),
+                          ("plan.config", (header.get("plan") or {}).get("config"))):  # --max-tokens: the first
+        if isinstance(config, dict) and config.get("max_tokens") is not None:
+            rows = with_cap(rows, config["max_tokens"])
+            break
     rows.judged_by.update(_judged(scorers, first, args))
     reward = args.fields.get("reward")
     picked = _picked(scorers, args)

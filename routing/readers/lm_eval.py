@@ -18,7 +18,7 @@ import orjson
 from pick_a_method.common.errors import InputError
 from ..rows import GradedRows, with_model
 from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_dicts,
-                   scorer_note)
+                   scorer_note, with_cap)
 from .plain import CHUNK_ROWS, open_bytes
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+?)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -117,6 +117,9 @@ def _read(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     model = _model(results)
     if model:
         out = with_model(out, model)
+    generation = (((results or {}).get("configs") or {}).get(task) or {}).get("generation_kwargs")
+    if isinstance(generation, dict):  # the task's generation_kwargs, --gen_kwargs merged in: max_gen_toks caps
+        out = with_cap(out, generation.get("max_gen_toks"))
     notes = []
     if "reward" not in args.fields:
         notes += scorer_note("metric", metrics, metric, lambda n: n, args.fields)

@@ -6,6 +6,9 @@
 
 0.4: `traces.jsonl`, one episode a line: the task under `task.data.id`, each trace's rewards under
 `traces.<i>.rewards.<name>.score`, its model calls under `traces.<i>.calls` (`model`, `finish_reason`).
+
+The token cap: 0.3's `metadata.json` `sampling_args.max_tokens`, 0.4's `configs/resolved/eval.json`
+`sampling.max_tokens` beside the traces.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 
 from ..rows import GradedRows, with_model
 from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_plain,
-                   scorer_note)
+                   scorer_note, with_cap)
 
 V03_FIELDS = {"task_id": "example_id", "tokens": "token_usage.output_tokens", "completion": "completion"}
 # Metrics verifiers 0.3's environments add beside the rubric's reward functions (multiturn_env.py num_turns,
@@ -55,6 +58,9 @@ def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
         model = meta.get("model")
         if isinstance(model, str) and model:
             rows = with_model(rows, model)
+        sampling = meta.get("sampling_args")  # vf-eval -t: the cap every request was sent with
+        if isinstance(sampling, dict):
+            rows = with_cap(rows, sampling.get("max_tokens"))
         if "reward" not in args.fields:
             rows.notes.extend(disagreement("vf-eval", "avg_reward", _number(meta.get("avg_reward")),
                                            graded_mean(rows)))
@@ -124,6 +130,10 @@ def _read_v04(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     rows = read_plain(p, "jsonl", args, merged(_v04_fields(first), args), graders)
     if names and "reward" not in args.fields:
         rows.notes.extend(scorer_note("reward", names, names[0], lambda n: f"traces.0.rewards.{n}.score", args.fields))
+    config = load_json(p.parent / "configs" / "resolved" / "eval.json", args)  # the run's resolved config
+    sampling = config.get("sampling") if isinstance(config, dict) else None
+    if isinstance(sampling, dict):  # vf-eval --sampling.max-tokens
+        rows = with_cap(rows, sampling.get("max_tokens"))
     if len(first.get("traces") or []) > 1:
         rows.notes.append(f"episodes hold {len(first['traces'])} traces; the first trace of each is read (a numeric "
                           f"part of a fields path picks another, e.g. traces.1.rewards.<name>.score)")
