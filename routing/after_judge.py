@@ -65,8 +65,8 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
         reasons += [f"guard {name}: {r}" for r in why + _budgets({"before": b, "after": a})]
     if reasons:
         evidence = [_arm(name, rows, graded_tasks(rows, pass_threshold), pass_threshold) for name, rows in arms.items()]
-        return finish("not_comparable", arms, effect=effect, arms=evidence, frozen=check, not_comparable=reasons,
-                      warnings=warnings, n_tasks=len(tasks))
+        return finish("not_comparable", arms, fields, effect=effect, arms=evidence, frozen=check,
+                      not_comparable=reasons, warnings=warnings, n_tasks=len(tasks))
     index = {name: i for i, name in enumerate(tasks)}
     nums = {name: arm_numbers(rows, tasks, pass_threshold, index) for name, rows in arms.items()}
     short = [name for name in arms if manifest is not None and nums[name].k < manifest.k]
@@ -90,7 +90,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     b_model, a_model = dominant_model(arms["before"]), dominant_model(arms["after"])
     if b_model is not None and b_model == a_model:
         warnings.append(f"before and after both name {b_model}: check that after is the trained checkpoint's rows")
-    out = finish(verdict, arms, effect=effect, paired=paired, guards=guard_out, frozen=check, sizing=sized,
+    out = finish(verdict, arms, fields, effect=effect, paired=paired, guards=guard_out, frozen=check, sizing=sized,
                  arms=[_arm(name, rows, tasks, pass_threshold, nums[name]) for name, rows in arms.items()],
                  flips=_flips(nums["before"], nums["after"], tasks), cut_offs=cuts, warnings=warnings,
                  n_tasks=len(tasks), **control_out)

@@ -3,6 +3,7 @@ a user can run for each verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import defaults as D
@@ -21,12 +22,14 @@ def ci(d: Difference) -> str:
     return f"{d.of} {d.mean_diff:+.3f}{interval}"
 
 
-def finish(verdict: str, rows: dict[str, GradedRows], **fields: Any) -> After:
-    """The verdict model with its summary, the rule that decided and the next step."""
+def finish(verdict: str, rows: dict[str, GradedRows], mapping: Mapping[str, str] | None = None, **fields: Any
+           ) -> After:
+    """The verdict model with its summary, the rule that decided and the next step (`mapping`: the caller's
+    `fields`, which the next call passes again)."""
     out = After(verdict=verdict, summary="", decided_by="", next_step=NextStep(why=""), **fields)
     rule = decided_by(out)
     return out.model_copy(update={"decided_by": rule, "summary": summary(out, rule),
-                                  "next_step": next_step(out, rows)})
+                                  "next_step": next_step(out, rows, mapping)})
 
 
 def _controls(v: After) -> list[tuple[str, ControlComparison]]:
@@ -106,14 +109,14 @@ def summary(v: After, rule: str) -> str:
             f"{s.n_tasks} held-out tasks at k={s.k} would detect {v.effect:g} ({s.of}){more}.")
 
 
-def _again(v: After, arms: dict[str, GradedRows], keep: tuple[str, ...] = (), frozen: bool = True
-           ) -> tuple[dict[str, Any], list[str]]:
+def _again(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] | None, keep: tuple[str, ...] = (),
+           frozen: bool = True) -> tuple[dict[str, Any], list[str]]:
     """`after`'s arguments for the next call: the arms in `keep` read again from the same files, every other arm given
-    a placeholder to fill (new rows: a re-scored arm, another checkpoint), one `fields` for all, the manifest unless
-    the next call needs another task set (`frozen=False`)."""
-    args: dict[str, Any] = {}
+    a placeholder to fill (new rows: a re-scored arm, another checkpoint), the caller's `fields` (not the mapping a
+    reader found for its own format: it finds it again), the manifest unless the next call needs another task set
+    (`frozen=False`)."""
+    args: dict[str, Any] = {"fields": dict(mapping)} if mapping else {}
     needs: list[str] = []
-    mappings = []
     for name, rows in arms.items():
         back, _ = rows_arguments(rows)
         argument = f"{name}_rows_path"
@@ -124,9 +127,6 @@ def _again(v: After, arms: dict[str, GradedRows], keep: tuple[str, ...] = (), fr
         else:
             args[argument] = placeholder(argument)
             needs.append(argument)
-        mappings.append(back.get("fields"))
-    if any(mappings) and all(m == mappings[0] for m in mappings):
-        args["fields"] = mappings[0]
     if frozen and v.frozen is not None and v.frozen.path:
         args["frozen_path"] = v.frozen.path
     elif v.effect != D.PROVE_EFFECT:
@@ -137,12 +137,12 @@ def _again(v: After, arms: dict[str, GradedRows], keep: tuple[str, ...] = (), fr
 CONTROLS = ("random_selection", "random_reward")
 
 
-def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
+def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] | None = None) -> NextStep:
     """The call (or the instruction) each verdict leads to, every rows argument either the same file or a placeholder
     named in `needs` with what it must hold."""
     s, p = v.sizing, v.paired
     if v.verdict == "not_comparable":
-        args, needs = _again(v, arms)
+        args, needs = _again(v, arms, mapping)
         where = f"the {v.frozen.n_tasks} frozen tasks" if v.frozen is not None else "one set of held-out tasks"
         return NextStep(tool="after", arguments=args, needs=needs,
                         why=f"Score every arm on {where} at one token cap (max_tokens), then ask again: "
@@ -164,23 +164,23 @@ def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
                         why=f"Roll back to the base checkpoint ({what}).{flipped}{cuts}: read those replies before "
                             f"changing the reward or the method.")
     if v.verdict == "contamination":
-        args, needs = _again(v, arms, frozen=False)
+        args, needs = _again(v, arms, mapping, frozen=False)
         return NextStep(tool="after", arguments=args, needs=[f"{n} (on a clean held-out set)" for n in needs],
                         why="A reward that carries no information gained on this set, so the set measures what the "
                             "base already knew (Wu et al. 2025, arXiv:2507.10532): score every arm again on a clean "
                             "held-out set (tasks written after the base's data cut-off, or decontaminated) and ask "
                             "again.")
     if v.verdict == "selection_problem":
-        args, needs = _again(v, arms, keep=("before", *CONTROLS))
+        args, needs = _again(v, arms, mapping, keep=("before", *CONTROLS))
         return NextStep(tool="after", arguments=args,
                         needs=[f"{n} (a checkpoint trained on all the training tasks, or with the reward fixed)"
                                for n in needs],
-                        why=f"The selected data did no better than a random selection of the same size ({ci(v.random_selection)}): "
-                            f"train on all the training tasks (or fix the reward that scored the selection), score "
+                        why=f"The selected data did no better than a random selection of the same size "
+                            f"({ci(v.random_selection)}): train on all the training tasks (or fix the reward that scored the selection), score "
                             f"that checkpoint on the same held-out tasks and ask again against the same base and "
                             f"random selection.")
     if v.verdict == "proven":
-        args, needs = _again(v, arms, keep=("before", "after", *CONTROLS))
+        args, needs = _again(v, arms, mapping, keep=("before", "after", *CONTROLS))
         args["guards"] = [GUARD]
         return NextStep(tool="after", arguments=args,
                         needs=needs + ["guards (a general or safety suite scored before and after training: "
@@ -200,12 +200,12 @@ def next_step(v: After, arms: dict[str, GradedRows]) -> NextStep:
     assert s is not None
     more_k = s.k_needed is not None and s.k_needed > s.k
     if more_k:  # the cheaper fix: more rollouts on the tasks in hand
-        args, needs = _again(v, arms)
+        args, needs = _again(v, arms, mapping)
         return NextStep(tool="after", arguments=args, needs=[f"{n} (re-scored at k={s.k_needed})" for n in needs],
                         why=f"These {v.n_tasks} tasks at k={s.k} detect a gain of {s.detectable_effect:.3f}: score "
                             f"every arm again on them at k={s.k_needed} rollouts a task (or on {s.n_tasks} held-out "
                             f"tasks at k={s.k}) and ask again.")
-    args, needs = _again(v, arms, frozen=False)
+    args, needs = _again(v, arms, mapping, frozen=False)
     if s.basis == "observed":
         why = (f"The gain sits between 0 and the registered {v.effect:g}: about {s.n_tasks} held-out tasks at k={s.k} "
                f"would tell which, if it holds; score every arm on that many (none of them trained on) and ask "

@@ -142,7 +142,8 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Aft
     source = _name(rows)
     if isinstance(verdict, After):
         if after_rows is None:
-            raise InputError("an after picture needs the trained checkpoint's rows: pass after_rows", field="after_rows")
+            raise InputError("an after picture needs the trained checkpoint's rows: pass after_rows",
+                             field="after_rows")
         trained = as_rows(after_rows, what="after_rows")
         per_task = per_task_panel(rows, trained, verdict, pass_threshold)
         return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}",

@@ -42,6 +42,7 @@ def test_after_reads_both_runs_as_is_and_finds_the_trained_policy_proven(tool):
     assert v.cut_offs.length_hacking is False
     assert any("before: 1 replies cut off" in w for w in v.warnings)  # the base's passing cut-off (sum 5)
     assert v.next_step.arguments["before_rows_path"] == str(before_path)
+    assert "fields" not in v.next_step.arguments  # the reader finds its own mapping again: only the caller's is passed
 
 
 def test_runs_of_two_tools_name_their_tasks_differently_and_are_not_comparable():

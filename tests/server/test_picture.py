@@ -23,7 +23,7 @@ from pick_a_method.server.sketch import sketch, wants_colour
 
 MIXED, STUDENT, TEACHER = (str(EXAMPLES / f) for f in ("mixed.jsonl", "student.jsonl", "teacher_strong.jsonl"))
 INSPECT = EXAMPLES.parent / "tests" / "fixtures" / "eval_tools" / "inspect_ai"
-BEFORE, AFTER = str(INSPECT / "0.3.285" / "standin_sums.eval"), str(INSPECT / "trained" / "0.3.285" / "standin_sums.eval")
+BEFORE, AFTER = (str(INSPECT / folder / "0.3.285" / "standin_sums.eval") for folder in (".", "trained"))
 # matplotlib made unimportable, as on the light install (find_spec then answers None, and an import fails)
 NO_MATPLOTLIB = "import sys\nsys.modules['matplotlib'] = None\n"
 
