@@ -58,7 +58,7 @@ def same(want, got) -> bool:
 
 def test_the_table_lists_every_documented_tool():
     assert {tool for tool, _, _ in table()} >= {"route", "truncated_passes", "band", "pass_at", "teacher_clears",
-                                                "holdout_size", "prime_rl_config", "preview_update"}
+                                                "holdout_size", "after", "prime_rl_config", "preview_update"}
 
 
 @pytest.mark.parametrize("tool,args,shown", table(), ids=[row[0] for row in table()])
