@@ -27,7 +27,7 @@ from pick_a_method.methods.config_result import (
 )
 from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
-from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import method_plan
@@ -45,11 +45,11 @@ def trl_config(
     dataset: str | None = None,
     reward_funcs: Sequence[str] | str | None = None,
     out: str | os.PathLike[str] | None = None,
-    gpus: int = 1,
+    gpus: int = TRAINERS[TRL].gpus,
     nodes: int = 1,
     steps: int = STEPS,
     batch: int = BATCH,
-    lora: bool = True,
+    lora: bool = LORA,
     vllm: bool = True,
     overrides: Any = None,
     overwrite: bool = False,
