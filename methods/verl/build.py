@@ -18,6 +18,7 @@ from typing import Any
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.config_result import (
+    next_step_why,
     TrainerConfig,
     as_bool,
     as_int,
@@ -28,7 +29,6 @@ from pick_a_method.methods.config_result import (
     yaml_scalar,
 )
 from pick_a_method.common.next_step import is_placeholder, placeholder
-from pick_a_method.methods.trl.build import next_step_why
 from pick_a_method.common.methods import VERL
 from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
