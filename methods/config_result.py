@@ -18,10 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pick_a_method.common.methods import method_info
-from pick_a_method.common.next_step import is_placeholder, placeholder
+from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
 from pick_a_method.common.write import show  # one way to cut a value short in every writer's errors
 from pick_a_method.methods.plans import TrainerMethod
-from pick_a_method.common.next_step import NextStep
 
 
 class TrainerConfig(BaseModel):
