@@ -51,7 +51,7 @@ from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import PRIME_RL, MethodInfo
-from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 
 _SUFFIXES, _WHY = (".toml",), "prime-rl picks the parser from the extension: .toml, .json or .yaml"
@@ -84,7 +84,7 @@ def prime_rl_config(
     gpus: int | Mapping[str, int] | None = None,
     steps: int = STEPS,
     batch: int = BATCH,
-    lora: bool = True,
+    lora: bool = LORA,
     overrides: Mapping[str, Any] | None = None,
     overwrite: bool = False,
     knobs: Mapping[str, Any] | None = None,
