@@ -14,7 +14,7 @@ SUFFIXES = {".py", ".md", ".sh", ".toml", ".txt", ".cfg", ".yaml", ".yml"}
 SKIPPED = {REPO / "tests" / "fixtures", Path(__file__).resolve()}
 
 UNFOLLOWABLE = re.compile(
-    r"""issue[ ]?\#?\d+ | issues?[ ]\d+ | issues[ ]\# | issue-\d+ | issue_\d+ | \(issue | the[ ]issue'?s\b  # this project's issues
+    r"""issue[ ]?\#?\d+ | issues?[ ]\d+ | issues[ ]\# | issue-\d+ | issue_\d+ | \(issue | the[ ]issue's  # this project's issues
       | (?<![/\w])reference/ | prime-rl\.md | anchor-whileai | seed-pick | torch-methods\.md | mcp\.md  # notes kept
       | after-the-gpu | DESIGN\.md                                                       # outside the repository
       | the[ ]seed's | seed[ ]section                            # "the seed": name it (whileai's pick-a-method skill)
