@@ -1,5 +1,5 @@
 """`after` timings: 10k tasks x 8 rollouts x 4 arms (before, after, random selection, random reward) read from JSONL
-files and judged, against the issue's target of under a second; the judging alone from rows already read; and with
+files and judged, against a target of under a second; the judging alone from rows already read; and with
 --anchor the anchor SDK's compare_runs on the before/after pair (one comparison, no controls).
 
     python bench/after_bench.py                    # best of 5
@@ -24,7 +24,7 @@ import numpy as np
 from route_bench import best  # best of `repeat` (bench/ is on sys.path when run as a script)
 
 K = 8
-TARGET_S = 1.0  # issue 31: 10k tasks x 8 rollouts x 4 arms read and judged in under a second
+TARGET_S = 1.0  # 10k tasks x 8 rollouts x 4 arms read and judged in under a second
 
 
 def write_arms(folder: Path, tasks: int, seed: int = 0) -> dict[str, Path]:

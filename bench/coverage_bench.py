@@ -1,4 +1,4 @@
-"""Coverage of the 95% intervals on simulated evals with a known truth (issues 16, 23), beside the anchor's
+"""Coverage of the 95% intervals on simulated evals with a known truth, beside the anchor's
 percentile task bootstrap and the other methods measured before choosing.
 
     python bench/coverage_bench.py                  # 4000 evals a cell for the analytic intervals, 600 for bootstraps
@@ -30,11 +30,11 @@ from pick_a_method.routing.stats import (bootstrap_moments, paired_intervals, pe
                                          rate_intervals, t_quantile, task_ci)
 
 Z = NormalDist().inv_cdf(0.975)
-# Beta(20,1): a teacher near saturation (mean 0.952), the case issue 23 measured.
+# Beta(20,1): a teacher near saturation (mean 0.952), where the intervals were first seen to run wide.
 POPULATIONS = {"uniform": (1.0, 1.0), "Beta(0.5,2)": (0.5, 2.0), "Beta(5,1)": (5.0, 1.0), "Beta(0.3,0.3)": (0.3, 0.3),
                "Beta(20,1)": (20.0, 1.0)}
 # student probit mean, teacher probit mean, spread, correlation of the two latent difficulties; "ceiling": a
-# student at 0.87 and a teacher at 0.95 (issue 23: the interval ran wide there, 0.976 at 40 one-rollout tasks)
+# student at 0.87 and a teacher at 0.95 (the Agresti-Coull arms ran wide there, 0.976 at 40 one-rollout tasks)
 PAIRED = {"mid +0.08": (0.0, 0.35, 1.5, 0.8), "low +0.11": (-1.5, -0.9, 1.5, 0.8),
           "high +0.09": (1.5, 2.2, 1.5, 0.9), "equal": (0.5, 0.5, 1.5, 0.9), "ceiling +0.09": (2.0, 3.0, 1.5, 0.8)}
 TASKS, KS = (10, 40, 200), (1, 4, 16)
@@ -160,7 +160,7 @@ def rate_table(sims: int, boot_sims: int, rng) -> None:
 def paired_table(sims: int, boot_sims: int, rng) -> None:
     names = ["chosen", "MOVER-AC", "t", "percentile", "BCa", "boot-t"]
     print(f"\npaired teacher - student: {sims} evals a cell (`=`: exact), {boot_sims} for the bootstraps; "
-          f"MOVER-AC: issue 16's arms (Agresti-Coull at the floor)")
+          f"MOVER-AC: the first analytic arms (Agresti-Coull at the floor)")
     print(f"{'setting':14s} {'tasks':>5s} {'k':>3s} " + " ".join(f"{n:>10s}" for n in names) + "   width")
     for name, (ms, mt, sd, rho) in PAIRED.items():
         scale = math.sqrt(1 + sd * sd)

@@ -1,4 +1,4 @@
-"""Eval tools' files read as-is, beside what a user would reach for instead (issue 20, item 9).
+"""Eval tools' files read as-is, beside what a user would reach for instead.
 
 1. A verifiers-0.3-shaped run folder (results.jsonl + metadata.json; 100k rows of message lists, metrics and
    timing objects, about 180 MB): `routing.route(routing.read_rows(folder))` beside polars' `read_ndjson` of the
@@ -130,7 +130,7 @@ PROGRAMS = {
                             "import pick_a_method.routing.router, pick_a_method.routing.readers.registry\n"
                             "import pick_a_method.routing.readers.arrow_columns\n"
                             "r = routing.route(routing.read_rows(PATH), 'Qwen/Qwen3-8B'); assert r.route\n"),
-    "pick-a-method route, hand-mapped": (  # issue 20's before: the results file with the fields named by hand
+    "pick-a-method route, hand-mapped": (  # before the eval tools' readers: the results file, fields named by hand
         "from pick_a_method import routing\n"
         "import pyarrow.json, pyarrow.compute\n"
         "import pick_a_method.routing.router, pick_a_method.routing.readers.registry\n"

@@ -10,7 +10,7 @@ For each method and batch size it times (best of --repeat, time.perf_counter):
 * ``list f32`` / ``list f64``: ``method.update(list_of_dicts, dtype=...)`` end to end, conversion included;
 * ``anchor``: whileai's pure-Python ``update(list_of_dicts)`` on the same trajectories, when installed.
 
-Data as in shared/reference/torch-methods.md section 4: logprobs = -1 + 0.1 N(0,1) (<= -1e-4),
+Data: logprobs = -1 + 0.1 N(0,1) (<= -1e-4),
 behavior = logprobs + 0.01 N(0,1) (<= -1e-4), values ~ U[0,1], rewards ~ Bernoulli(0.5), no
 observation tokens, every trajectory admitted: the worst-case path. Timings are measured here,
 never asserted in tests.

@@ -1,5 +1,6 @@
-"""Timings of the issue-15 pieces at 1M rows (125k tasks x 8), and the split prediction's accuracy on simulated
-populations (600 tasks x 4, and x 8 for a set with impossible and always-solved tasks; known rates).
+"""Timings of the rollout-advice pieces (prior, split, cost, confidence) at 1M rows (125k tasks x 8), and the split
+prediction's accuracy on simulated populations (600 tasks x 4, and x 8 for a set with impossible and always-solved
+tasks; known rates).
 
     python bench/prediction_bench.py            # timings, then accuracy over 200 seeds per population
 

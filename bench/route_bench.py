@@ -3,7 +3,7 @@ reading side by side with polars' read_ndjson and pyarrow's read_json (the colum
 
     python bench/route_bench.py                 # all sizes; the anchor at 10k and 100k if whileai is installed
     python bench/route_bench.py --anchor-1m     # also the anchor's pass_at on 1M rows (about 4 minutes)
-    python bench/route_bench.py --sizes 1000000 --repeat 5   # the issue-10 target: read+route <= 1.5x polars
+    python bench/route_bench.py --sizes 1000000 --repeat 5   # the target: read+route <= 1.5x polars
     python bench/route_bench.py --sizes 1000000 --repeat 1 --replies   # each row with its reply (question 0)
 
 Timings are best of `--repeat`, the readers taken in turn within each repeat (so a busy spell on a shared
@@ -53,7 +53,7 @@ def make_rows(n_rows: int, seed: int = 0, replies: bool = False) -> list[dict]:
     return rows
 
 
-TARGET = 1.5  # issue 10: 1M rows read and routed within 1.5x of polars' read_ndjson alone
+TARGET = 1.5  # 1M rows read and routed within 1.5x of polars' read_ndjson alone
 
 
 def best(fn, repeat: int) -> float:

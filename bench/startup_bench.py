@@ -3,7 +3,7 @@
     python bench/startup_bench.py              # best and median of 7 runs each
     python bench/startup_bench.py --repeat 15
 
-Targets (issue 13): spawn -> tools/list <= 0.8 s, `--help` <= 0.3 s. Not asserted in tests: a loaded machine
+Targets: spawn -> tools/list <= 0.8 s, `--help` <= 0.3 s. Not asserted in tests: a loaded machine
 would make them flaky. Beside each wall time the script gives the CPU seconds the process used (user + system, read
 from the reaped child), which another agent's load on a shared machine does not inflate. The script also reports the floor under the first: a bare `python -c "import mcp"` (the
 SDK's package import, which every MCPServer pays), the load average while it ran, the size of the tools/list

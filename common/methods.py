@@ -62,8 +62,8 @@ METHODS: dict[str, MethodInfo] = {m.name: m for m in (GRPO, MAX_RL, RAE, OPD, OP
 SINGLE_ROLLOUT = (FLASH_REINFORCE, SAO, BPCO, RAE)
 
 # OPSD learns from text it is shown in context, which takes about 7B parameters; under it, SFT on a stronger
-# model's completions (the pick-a-method skill of the whileai 0.131 package, section 3: on Qwen3-0.6B OPSD lost
-# 0.554 [-0.614, -0.495] to GRPO).
+# model's completions (whileai's pick-a-method skill v2.0.0, github.com/whilehq/whileai-sdk
+# skills/pick-a-method/SKILL.md, section 3: on Qwen3-0.6B OPSD lost 0.554 [-0.614, -0.495] to GRPO).
 OPSD_MIN_PARAMS_B = 7.0
 
 

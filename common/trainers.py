@@ -44,7 +44,7 @@ class Trainer:
 
 TRAINERS: dict[str, Trainer] = {t.name: t for t in (
     # prime-rl: inference and trainer on separate devices, so 2 at least (INTELLECT-2, arXiv:2505.07291); ipo is its
-    # only off-policy loss (prime-rl.md: [trainer.loss] type default | ipo | custom).
+    # only off-policy loss ([trainer.loss] type default | ipo | custom, prime-rl 559b44772).
     Trainer(PRIME_RL, "prime-rl", "prime_rl_config", ("taskset",), (), ("ipo",), 2, ".toml", ("primerl", "prime")),
     # TRL: `trl <command>` runs one process unless accelerate is told more; its importance-sampling modes are
     # token_truncate (tis) and token_mask (icepop), GRPOConfig.vllm_importance_sampling_mode, TRL v1.16.0.

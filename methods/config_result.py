@@ -18,10 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pick_a_method.common.methods import method_info
-from pick_a_method.common.next_step import is_placeholder, placeholder  # noqa: F401 - the writers' placeholders
+from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
 from pick_a_method.common.write import show  # one way to cut a value short in every writer's errors
 from pick_a_method.methods.plans import TrainerMethod
-from pick_a_method.common.next_step import NextStep
 
 
 class TrainerConfig(BaseModel):
@@ -292,3 +291,22 @@ def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
 
 def _bare_key(key: str) -> bool:
     return bool(key) and (key[0].isalpha() or key[0] == "_") and all(c.isalnum() or c in "_-." for c in key)
+
+
+def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool,
+                  run: str) -> str:
+    """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
+    text: call the writer again) from the install and the checks `needs` lists beside them."""
+    if to_fill:
+        steps = [f"Call {tool} again with {' and '.join(a + '=...' for a in to_fill)} (the text holds "
+                 f"{', '.join(placeholder(a) for a in to_fill)} for them)" + (" and overwrite=True" if written else
+                                                                            f", then save its text as {file_name}")]
+    elif not written:
+        steps = [f"Save `text` as {file_name} (or call {tool} again with out=<path>)"]
+    else:
+        steps = []
+    steps.append("install the packages `needs` names")
+    if check_columns:
+        steps.append("check that the dataset has the columns it names")
+    text = "; ".join(steps) + f"; then {run}."
+    return text[0].upper() + text[1:]

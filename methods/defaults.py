@@ -3,9 +3,9 @@
 Nothing here imports torch. The method objects (`methods.objects`) read their defaults from this
 module, so changing a number here changes it everywhere (objects, update rules, prime-rl configs).
 
-Sources are cited by arXiv id where one exists. "anchor" means the whileai 0.131 SDK, which this
-project measures itself against; where we chose a different value from the anchor, or where
-prime-rl's own default differs, the comment says which one we took and why.
+Sources are cited by arXiv id where one exists. "anchor" means the whileai 0.131 SDK (PyPI, Apache-2.0; its
+files cited relative to the package), which this project measures itself against; where we chose a different
+value from the anchor, or where prime-rl's own default differs, the comment says which one we took and why.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 # --------------------------------------------------------------------------------------------
 
 # Sampler temperature must lie in (0, TEMPERATURE_MAX]. Every method samples and scores at the same
-# temperature; above 2 the sampler is close to uniform and no method in the references uses it.
+# temperature; above 2 the sampler is close to uniform and no method in the papers cited below uses it.
 TEMPERATURE_MAX = 2.0
 
 # One rollout per prompt is what the single-rollout methods assume (FlashReinforce, SAO, BPCO).
@@ -312,8 +312,9 @@ PASS_THRESHOLD = 0.5
 # Groups graded in parallel.
 GROUPWISE_CONCURRENCY = 16
 
-# Spread check on grader scores: the 2026-09-21 text-to-SQL null result (rubric ~0.93 on 1,472
-# passes, erased by GRPO normalization) motivates refusing a grader whose scores cluster.
+# Spread check on grader scores: the 2026-09-21 text-to-SQL null result the anchor reports (whileai
+# groupwise.py, simulations/defaults.py: rubric ~0.93 on 1,472 passes, erased by GRPO normalization)
+# motivates refusing a grader whose scores cluster.
 SPREAD_MIN_STD = 0.05
 SPREAD_BAND = 0.05
 SPREAD_CLUSTER_SHARE = 0.9
@@ -359,7 +360,7 @@ PREVIEW_OFF_POLICY_SHARE = 0.25
 
 # The steps, batch and LoRA default every writer shares, and each trainer's GPUs: common/trainers.py.
 
-# `seq_len` is the packed sample length and longer samples are cut (prime-rl.md section 2,
+# `seq_len` is the packed sample length and longer samples are cut (prime-rl 559b44772's
 # [orchestrator] seq_len), so it must hold a prompt plus the completion cap: the writer sets
 # max(PRIME_RL_SEQ_LEN, completion cap + PRIME_RL_PROMPT_TOKENS rounded up to PRIME_RL_SEQ_LEN_MULTIPLE).
 # PRIME_RL_SEQ_LEN is 8192 response tokens plus the 4k prompt budget.
@@ -367,8 +368,8 @@ PRIME_RL_SEQ_LEN = 12288
 PRIME_RL_PROMPT_TOKENS = 4096
 PRIME_RL_SEQ_LEN_MULTIPLE = 1024
 
-# Learning rates for grpo / max_rl / rae: 1e-5 with LoRA (the anchor's in-house runs), 1e-6 for full
-# weights (DAPO arXiv:2503.14476, Dr. GRPO arXiv:2503.20783).
+# Learning rates for grpo / max_rl / rae: 1e-5 with LoRA (the anchor's Qwen3.8-27B runs, whileai
+# simulations/defaults.py), 1e-6 for full weights (DAPO arXiv:2503.14476, Dr. GRPO arXiv:2503.20783).
 PRIME_RL_LEARNING_RATE_LORA = 1e-5
 PRIME_RL_LEARNING_RATE_FULL = 1e-6
 

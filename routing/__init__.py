@@ -2,9 +2,11 @@
 
 How a verdict is made: `readers/` reads the rows once into `GradedRows` (rows.py), whatever tool wrote them;
 `table.py` builds one table of counts per (task, sampler, arm) from them; each question (questions.py: truncated
-passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher) reads that table and returns its verdict;
-`router.py` asks them in the skill's order and stops at the first that decides. A new question is a function of
-the table in questions.py, asked from router.py; a new input format is a reader module in readers/.
+passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher; grader.py: question 0, the replies and the
+graders) reads that table and returns its verdict. For `route`, steps.py holds one step a question, reading the rows
+and their table through `Asked` (asked.py), and `router.py` runs them in the skill's order (`STEPS`), stopping at
+the first that decides. A new question is a function of the table (questions.py) with its step in steps.py, put in
+`STEPS`; a new input format is a reader module in readers/ with a `Format` listed in readers/registry.py.
 
 After the GPU: `frozen.py` draws and writes the held-out manifest (`freeze`), and `after_judge.py` (`after`) reads
 each arm once, pairs them on the shared (or frozen) tasks with after_stats.py's numbers, and applies

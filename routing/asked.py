@@ -129,7 +129,7 @@ class Asked:
         return (M.DPO if self.pairs else M.SFT).name if self.on_policy.kind == "other_model" else M.GRPO.name
 
     def how_sure(self, teacher: tuple | None = None) -> None:
-        """Re-decide the data-driven questions on resamples of the trained model's groups (issue 15)."""
+        """Re-decide the data-driven questions on resamples of the trained model's groups."""
         g = self.g
         total, spread, _ = table_moments(g)
         mask, _ = signal(g.c, g.n, total, spread, nonbinary=g.n_nonbinary > 0)

@@ -163,10 +163,11 @@ def _again(t_rows: GradedRows, s_rows: GradedRows, effect: float, pass_threshold
 
 def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float = D.PROVE_EFFECT, *,
                    pass_threshold: float = D.PASS_THRESHOLD, tokenizers_match: bool | None = None) -> TeacherClears:
-    """Question 5: does the teacher beat the student by `effect`? Where they share tasks, the paired bootstrap on
-    those tasks decides (mean gap >= effect and its 95% interval above 0); else the seed's unpaired rule (gap >=
-    effect and the teacher's interval wholly above the student's). Both are in the evidence, and the summary says
-    which decided. Too few tasks, no graded rows, or a teacher scored with a longer budget: undecided."""
+    """Question 5: does the teacher beat the student by `effect`? Where they share tasks, the paired test on
+    those tasks decides (mean gap >= effect and its 95% MOVER interval, stats.paired_ci, above 0); else the unpaired rule of whileai's
+    pick-a-method skill (gap >= effect and the teacher's interval wholly above the student's). Both are in the
+    evidence, and the summary says which decided. Too few tasks, no graded rows, or a teacher scored with a longer
+    budget: undecided."""
     if not 0 < effect < 1:
         raise InputError(f"effect is {effect}; give a gain in (0, 1), e.g. {D.PROVE_EFFECT}", field="effect")
     t_rows, s_rows = as_rows(teacher_rows, what="teacher_rows"), as_rows(student_rows, what="student_rows")
@@ -252,7 +253,7 @@ def _how(decided_by: str, clears: bool, unpaired: bool | None, effect: float, pa
     if decided_by == "unpaired":
         why = (f"The gap is under {effect:g}." if gap < effect else
                "The intervals are apart." if clears else "The intervals overlap.")
-        return f"{why} No shared tasks for a paired test, so the seed's unpaired rule decided."
+        return f"{why} No shared tasks for a paired test, so whileai's unpaired rule decided."
     assert pair is not None and pair.ci95 is not None
     if clears:
         why = f"the paired gap is at least {effect:g} and its interval lies above 0"
@@ -263,6 +264,6 @@ def _how(decided_by: str, clears: bool, unpaired: bool | None, effect: float, pa
     text = f"The paired test on the shared tasks decided: {why}."
     if unpaired is not None and unpaired != clears:
         other = "clear" if unpaired else "not clear"
-        text += (f" The seed's unpaired rule (intervals apart) would {other}: it ignores that both were scored on the "
+        text += (f" whileai's unpaired rule (intervals apart) would {other}: it ignores that both were scored on the "
                  f"same tasks, so task difficulty they share widens its intervals; the paired test removes it.")
     return text

@@ -1,4 +1,4 @@
-"""How sure the route is (issue 15 point 3): resample the tasks and re-decide every question the data
+"""How sure the route is: resample the tasks and re-decide every question the data
 decides (one rollout or grouped, floor / saturated / mixed, few split tasks, teacher clears).
 
 The resample is the pass@1 bootstrap's: n tasks drawn with replacement, which for per-task counts is a

@@ -1,4 +1,4 @@
-"""What a suggested run will cost (issue 15): rollouts and tokens per step and in total, the share spent on
+"""What a suggested run will cost: rollouts and tokens per step and in total, the share spent on
 groups that carry no signal, and for prime-rl the inference / trainer split that implies.
 
 Plain numbers in: group size, prompts per step, steps, each task's chance that a group of that size has

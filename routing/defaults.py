@@ -1,29 +1,32 @@
 """Every default the router uses, with the source it comes from.
 
-Change a number here, not at its point of use.
+Change a number here, not at its point of use. "whileai" is the anchor SDK, whileai 0.131 on PyPI (Apache-2.0),
+its files cited relative to the package (`simulations/defaults.py`); "the whileai skill" is its pick-a-method
+skill, v2.0.0 (skills/pick-a-method/SKILL.md in github.com/whilehq/whileai-sdk), which this project was made from.
 """
 
-# A row passes when reward >= PASS_THRESHOLD. The seed's question 1 reads `reward >= 1.0`, and binary
-# 0/1 graders are the common case (seed-pick-a-method.md, section 1).
+# A row passes when reward >= PASS_THRESHOLD. The whileai skill's question 1 reads `reward >= 1.0`, and binary
+# 0/1 graders are the common case.
 PASS_THRESHOLD = 1.0
 # Rewards reaching this or more run on another scale (judges score 0-10, rubrics 0-100): reading them at the default
-# threshold would pass every partial score (issue 20: a 0-10 set read as pass@1 0.89). A shaped reward that tops
+# threshold would pass every partial score (a 0-10 judge's rows read so gave pass@1 0.89). A shaped reward that tops
 # out a little over 1 (a format bonus) stays under it and is only flagged as non-binary.
 SCALE_PAST = 2.0
 
-# The proof bar: a teacher must beat the student by five points (whileai defaults.py PROVE_EFFECT, chosen
+# The proof bar: a teacher must beat the student by five points (whileai simulations/defaults.py PROVE_EFFECT, chosen
 # above held-constant eval noise of 0.25-1.5 points; Lambert 2025, chapter Evaluation).
 PROVE_EFFECT = 0.05
 
-# A percentile bootstrap over tasks needs at least three tasks (whileai stats.py MIN_CI_TASKS).
+# A percentile bootstrap over tasks needs at least three tasks (whileai simulations/defaults.py MIN_CI_TASKS).
 MIN_CI_TASKS = 3
 
-# Bootstrap resamples and level (whileai BOOTSTRAP_DRAWS; Miller 2024, arXiv:2411.00640, cluster by task).
+# Bootstrap resamples and level (whileai simulations/defaults.py BOOTSTRAP_DRAWS; Miller 2024, arXiv:2411.00640,
+# cluster by task).
 BOOTSTRAP_DRAWS = 2000
 CI_LEVEL = 0.95
 BOOTSTRAP_SEED = 0
 
-# The interval on a mean pass rate over tasks (issue 16). The anchor's percentile task bootstrap covered 0.84-0.91
+# The interval on a mean pass rate over tasks. The anchor's percentile task bootstrap covered 0.84-0.91
 # with 10 tasks on skewed or near-saturated rates, and gave a set where every task passes [1, 1]. Instead: a
 # score interval on the effective sample size m = p(1-p) / var(mean) (Kish 1965's design effect), m shrunk by
 # (z / t_{n-1})^2 for the estimated variance (Korn & Graubard 1998, Survey Methodology 24(2):193-201), held in
@@ -31,26 +34,26 @@ BOOTSTRAP_SEED = 0
 # (k = 1, or a set at one rate). Coverage 0.93-0.97 over 10/40/200 tasks x k 1/4/16 x four populations except
 # where the binomial lattice allows no symmetric rule in the band (10 tasks, k = 1, p = 0.5: 0.891 or 0.979), and a
 # teacher near saturation on 10 tasks (Beta(20,1), mean 0.952, x 1 or 4 rollouts: all-pass, the likeliest outcome,
-# cannot exclude 0.952 from above (exact lower bound 0.69 / 0.91), so any central interval covers >= 0.975; issue 23).
+# cannot exclude 0.952 from above (exact lower bound 0.69 / 0.91), so any central interval covers >= 0.975).
 RATE_INTERVAL = "Wilson / Agresti-Coull on a Korn-Graubard effective sample size (bench/coverage_bench.py)"
 # The paired teacher - student difference: MOVER (Zou & Donner 2008, Comput. Stat. Data Anal. 52:3209) as Newcombe
 # (1998, Stat. Med. 17:2635) method 10 builds it: each arm's Wilson limits on its effective sample size (RATE_INTERVAL
 # without the Agresti-Coull floor), squared and added with the tasks' correlation, each arm capped at its rollouts.
-# Issue 23: with Agresti-Coull limits the sum ran wide by the ceiling (student 0.87 / teacher 0.95 on 40 one-rollout
+# With Agresti-Coull limits the sum ran wide by the ceiling (student 0.87 / teacher 0.95 on 40 one-rollout
 # tasks: exact coverage 0.976-0.978; Wilson 0.967). Measured and not taken: Tango's score interval (1998, Stat. Med.
 # 17:891) on an effective number of pairs, 0.93-0.96 from 40 tasks but 0.91 on 10 tasks x 16 of skewed differences,
 # where MOVER holds 0.94 (bench/coverage_bench.py).
 PAIRED_INTERVAL = "MOVER from the two arms' Wilson limits (Newcombe 1998 method 10; Zou & Donner 2008)"
 
 # Fewer split tasks than this and a grouped method has little to learn from: GRPO on 6 mixed tasks of 84
-# gave grad_norm 0 (whileai TRAIN_MIN_MIXED_TASKS = 32, issues #396/#397).
+# gave grad_norm 0 (whileai simulations/defaults.py TRAIN_MIN_MIXED_TASKS = 32 and the run its comment reports).
 MIN_SPLIT_TASKS = 32
 
 # Group sizes at which the predicted split share is reported (k = 4 from tau-bench arXiv:2406.12045,
-# 8 = RL_ROLLOUTS_PER_PROMPT, 16 = DIFFICULTY_BAND_ROLLOUTS; DAPO arXiv:2503.14476).
+# 8 = RL_ROLLOUTS_PER_PROMPT, 16 = whileai's DIFFICULTY_BAND_ROLLOUTS; DAPO arXiv:2503.14476).
 PREDICT_SPLIT_AT = (4, 8, 16)
 
-# Held-out sizing (whileai defaults.py: BASE_PASS_RATE, ROLLOUTS_PER_TASK, POWER, ALPHA, CEILING_PASS_RATE,
+# Held-out sizing (whileai simulations/defaults.py: BASE_PASS_RATE, ROLLOUTS_PER_TASK, POWER, ALPHA, CEILING_PASS_RATE,
 # MIN_HOLDOUT_TASKS; Miller 2024 section 5 for power and alpha; tau-bench for k = 4).
 HOLDOUT_BASE = 0.6
 HOLDOUT_K = 4
@@ -59,16 +62,17 @@ HOLDOUT_ALPHA = 0.05
 HOLDOUT_CEILING = 0.9
 MIN_HOLDOUT_TASKS = 2
 
-# Group size the router proposes for grouped RL when the rows' own k is smaller (RL_ROLLOUTS_PER_PROMPT).
+# Group size the router proposes for grouped RL when the rows' own k is smaller (whileai's RL_ROLLOUTS_PER_PROMPT:
+# Dr. GRPO, arXiv:2503.20783, trains with 8 responses a question).
 RL_ROLLOUTS_PER_PROMPT = 8
 
 # How many items any list in a verdict shows before it says how many it left out, and how many characters a
 # name -> value listing may take: Claude Code refuses tool answers over 25,000 tokens (MAX_MCP_OUTPUT_TOKENS),
-# about 100,000 characters (reference/mcp.md section 0, item 8).
+# about 100,000 characters (Claude Code's MCP docs, "MCP output limits": docs.anthropic.com/en/docs/claude-code/mcp).
 LIST_LIMIT = 20
 LIST_CHARS = 40_000
 
-# The prior behind the split prediction (issue 15): Beta(a, b) over the tasks' pass rates by beta-binomial
+# The prior behind the split prediction: Beta(a, b) over the tasks' pass rates by beta-binomial
 # maximum likelihood (Skellam 1948, J. R. Stat. Soc. B 10:257; Griffiths 1973), each task then predicted
 # under its posterior. a + b is searched over exp(-7)..exp(12): past that the fit is a binomial.
 SPLIT_PRIOR = "beta-binomial maximum likelihood (with point masses where BIC keeps them), per-task posterior predictive"
@@ -100,17 +104,17 @@ PRIOR_RESAMPLE_ITERATIONS = 20
 PRIOR_MASS_LOG_CONC_MAX = 30.0
 PRIOR_MASS_STARTS = (0.5, 0.9)  # each mass's starts, as shares of the all-fail (all-pass) groups
 
-# Rollouts per prompt the advice compares (issue 15: k = 2 to 64) and the smallest gain in split share that
-# makes "sample more per task" worth saying (3 points, issue 15).
+# Rollouts per prompt the advice compares (k = 2 to 64) and the smallest gain in split share that makes "sample
+# more per task" worth saying (3 points).
 ROLLOUT_CANDIDATES = (2, 4, 8, 16, 32, 64)
 MIN_SPLIT_GAIN = 0.03
 
-# Informative groups a step should carry: the same 32 as MIN_SPLIT_TASKS (whileai TRAIN_MIN_MIXED_TASKS).
+# Informative groups a step should carry: the same 32 as MIN_SPLIT_TASKS (whileai's TRAIN_MIN_MIXED_TASKS).
 TARGET_INFORMATIVE_GROUPS = 32
 # Task resamples behind the split prediction's interval (each refits the prior; 200 keeps band under ~0.3 s).
 PRIOR_DRAWS = 200
 
-# What "a group with signal" means (issue 15 point 5): binary rewards split (a pass and a fail); otherwise a
+# What "a group with signal" means: binary rewards split (a pass and a fail); otherwise a
 # grouped method's advantage is the reward minus the group mean, so any spread within the group is signal
 # and identical rewards (0.7 four times) are none. The split prediction is made on pass/fail at the threshold.
 SIGNAL_DEFINITIONS = {"binary": "pass rate strictly between 0 and 1",
@@ -129,8 +133,8 @@ CONFIDENCE_SAY_BELOW = 0.9
 CONFIDENCE_FRESH = True
 
 # -- Question 0: the grader, read from the replies (routing/grader.py) -----------------------------------------------
-# A blank reply that passes stops the route at any count, as a passing cut-off reply does (seed question 1's rule:
-# a reward that passes a reply with no answer in it decides every rate below, not the model).
+# A blank reply that passes stops the route at any count, as a passing cut-off reply does (the whileai skill's
+# question 1: a reward that passes a reply with no answer in it decides every rate below, not the model).
 # The same reply text graded both ways within a task: above this share of a task's repeated replies (each distinct
 # reply given two or more times), fix_reward; at or under it, a warning with the count. A grader that flips a grade
 # with chance q makes a repeated pair differ with chance 2q(1 - q), so 5% of pairs is q of about 2.5%: a grading
@@ -174,8 +178,8 @@ GRADER_EXAMPLES = 5
 # Each comparison is the paired difference over the tasks every arm scored, with PAIRED_INTERVAL (the MOVER
 # interval: coverage 0.93-0.97 from 40 tasks, tests/routing/test_after_simulations.py), at CI_LEVEL.
 # Arms scored on fewer than this share of the tasks any of them scored are not comparable: a verdict over a
-# minority of the tasks is not a verdict over the eval (whileai stats.py UNPAIRED_MAJORITY_SHARE = 0.5, "the
-# meaning of 'most'").
+# minority of the tasks is not a verdict over the eval (whileai simulations/score/stats.py
+# UNPAIRED_MAJORITY_SHARE = 0.5, "the meaning of 'most'").
 AFTER_MIN_SHARED = 0.5
 # Several guarded behaviours (a safety suite, a general suite beside the target): Holm's step-down across the
 # guards (Holm 1979, Scand. J. Stat. 6:65) keeps the chance of any false regression at 1 - CI_LEVEL; the primary

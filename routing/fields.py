@@ -1,4 +1,4 @@
-"""Which row field means what: the row-field contract (DESIGN.md, issue 10).
+"""Which row field means what: the row-field contract (README.md, "The rows, as they come").
 
 Every reader resolves the same canonical names through this module: `task_id`, `reward`, `truncated`,
 `model`, `arm`, `tokens`, `completion` (the reply, which question 0 reads as a hash and a length). A caller's `fields` mapping (canonical name -> the user's field name, a dotted

@@ -1,6 +1,6 @@
-"""The glue between the questions and the issue-15 models: the per-(task, sampler, arm) table's groups in, the
-verdicts' rollout advice, cost and confidence out. Below this module everything takes plain per-group arrays
-(passes, rollouts, reward spread, tokens).
+"""The glue between the questions and the models of what more rollouts would buy (prior.py, split.py, cost.py,
+confidence.py): the per-(task, sampler, arm) table's groups in, the verdicts' rollout advice, cost and confidence
+out. Below this module everything takes plain per-group arrays (passes, rollouts, reward spread, tokens).
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ def _model_sd(base: float, effect: float, k: int) -> float:
 
 
 def _concentrated_sd(base: float, effect: float, k: int) -> float | None:
-    """sd when the gain sits on the fewest tasks, each going from p to 1 (whileai #292)."""
+    """sd when the gain sits on the fewest tasks, each going from p to 1 (whileai simulations/score/stats.py
+    _concentrated_task_sd)."""
     p = min(max(base, 0.0), 1.0)
     if p >= 1.0:
         return None

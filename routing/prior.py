@@ -1,6 +1,6 @@
 """What more rollouts per task would buy, part one: a prior over the tasks' pass rates, fitted to per-task
-counts (routing.split then predicts the share of groups that would split at any k under each task's posterior;
-issue 15).
+counts (routing.split then predicts the share of groups that would split at any k under each task's
+posterior).
 
 Plugging a task's observed rate into 1 - p^k - (1-p)^k says a task that never split at k = 4 can never split;
 the posterior says how likely it is to split at k = 16. The prior is a Beta by beta-binomial maximum likelihood,

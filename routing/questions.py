@@ -237,7 +237,7 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
 
 def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.PASS_THRESHOLD,
             per_task_offset: int = 0, per_task_limit: int | None = 100) -> PassAt:
-    """Per-task pass rates, pass@1 with a 95% percentile bootstrap over tasks, and the unbiased pass@k and
+    """Per-task pass rates, pass@1 with a 95% task-level interval (stats.task_ci), and the unbiased pass@k and
     pass^k over the groups with at least k graded rollouts (k defaults to the smallest group of two or more)."""
     rows = as_rows(rows)
     pass_threshold = check_threshold(pass_threshold)
@@ -263,7 +263,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
                       **common)
     rates = g.rates
     p1 = float(rates.mean())
-    ci = bootstrap_ci(rates, rollouts=g.n)  # capped at what the rollouts can be worth (issue 16)
+    ci = bootstrap_ci(rates, rollouts=g.n)  # capped at what the rollouts can be worth
     if k is None:
         multi = g.n[g.n >= 2]
         k = int(multi.min()) if len(multi) else 1

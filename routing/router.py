@@ -1,4 +1,5 @@
-"""The route: the skill's questions in its order (seed-pick-a-method.md section 6); the first that decides, stops.
+"""The route: the skill's questions in its order (whileai's pick-a-method skill v2.0.0, section 6, "The route, end
+to end": github.com/whilehq/whileai-sdk, skills/pick-a-method/SKILL.md); the first that decides, stops.
 
 Each question is a function in steps.py that reads the rows read once and their table (asked.py) and returns a
 Decision when it settles the route; the verdict is built in one place (`Asked.verdict`). To add a question,
@@ -20,7 +21,7 @@ from .steps import (band_step, graded_step, grpo_step, on_policy_step, reward_sc
 from .verdicts import Route
 
 # The skill's order: reward scale, the grader's replies (question 0) and truncation (is the grade sound?), anything
-# graded, k = 1, floor or saturated, a teacher (the seed asks it before question 4), on-policy, then GRPO, which
+# graded, k = 1, floor or saturated, a teacher (the skill asks it before question 4), on-policy, then GRPO, which
 # always decides.
 STEPS = (reward_scale_step, grader_step, truncation_step, graded_step, rollouts_step, band_step, teacher_step,
          on_policy_step, grpo_step)

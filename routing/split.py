@@ -1,6 +1,6 @@
 """The split share at k from a fitted prior (routing.prior): each task's chance to split under its posterior,
 the predicted share with its interval, the k that buys the most signal per rollout, the batch for a target
-number of informative groups, and the measured signal of a group (issue 15).
+number of informative groups, and the measured signal of a group.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The statistics behind the verdicts: task-level intervals, a task bootstrap, the unbiased pass@k / pass^k
 estimators, sizing.
 
-Both treat the task as the unit (Miller 2024, arXiv:2411.00640). The intervals are analytic (issue 16: the
+Both treat the task as the unit (Miller 2024, arXiv:2411.00640). The intervals are analytic (the
 percentile bootstrap ran short with few tasks and skewed rates; bench/coverage_bench.py has the table). The
 bootstrap stays for what has no closed form (holdout_size's range, the route's confidence): per-task pass
 rates take few distinct values (c/n), so one resample of n tasks is a multinomial draw over those values,
@@ -118,7 +118,7 @@ def paired_intervals(a: np.ndarray, b: np.ndarray, *, n_max_a: float | np.ndarra
     tasks' correlation, so it keeps their asymmetry near 0 or 1, where a symmetric interval on the differences
     runs short. Wilson, not pass_at's Agresti-Coull, at the floor: Newcombe's method 10 squares and adds score
     limits, and Agresti-Coull's wider ones made the sum run wide by the ceiling (0.976 at 40 one-rollout tasks;
-    `agresti_floor=True` is issue 16's version, kept for bench/coverage_bench.py's before/after)."""
+    `agresti_floor=True` is the first analytic version, kept for bench/coverage_bench.py's before/after)."""
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
     la, ua = rate_intervals(a, n_max=n_max_a, level=level, agresti_floor=agresti_floor)
@@ -176,7 +176,7 @@ def paired_ci(a: np.ndarray, b: np.ndarray, *, level: float = D.CI_LEVEL, rollou
     return float(lo[0]), float(hi[0])
 
 
-# The questions' name for the interval; it was the anchor's percentile bootstrap before issue 16.
+# The questions' name for the interval; it was the anchor's percentile bootstrap before the analytic intervals.
 bootstrap_ci = task_ci
 
 

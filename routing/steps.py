@@ -1,11 +1,12 @@
-"""The route's questions, one function each, in the skill's order (router.py lists them): each reads what was
-asked so far (`Asked`: the rows read once, their table, the options), records its answer and evidence in the
-trace, and returns a `Decision` when it settles the route, else None.
+"""The route's questions, one function each, in the skill's order (router.py lists them; question 0's check of the
+replies is grader.py's grader_step): each reads what was asked so far (`Asked`: the rows read once, their table,
+the options), records its answer and evidence in the trace, and returns a `Decision` when it settles the route,
+else None.
 
-Where the seed's code is wrong each follows its text and says so in the evidence: ungraded rows are
-`grade_first` (not floor), rows that name no model are unknown (not off-policy), too few tasks is undecided
-(not a crash), few split tasks adds ReinforceAda, other models' pairs go to DPO, a floor under ~7B goes to SFT
-from a stronger model, and a teacher scored with a longer budget is not trusted.
+Where the skill's code is wrong (whileai's pick-a-method skill, cited in router.py), each follows its text and says
+so in the evidence: ungraded rows are `grade_first` (not floor), rows that name no model are unknown (not
+off-policy), too few tasks is undecided (not a crash), few split tasks adds ReinforceAda, other models' pairs go to
+DPO, a floor under ~7B goes to SFT from a stronger model, and a teacher scored with a longer budget is not trusted.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def truncation_step(a: Asked) -> Decision | None:
 
 
 def graded_step(a: Asked) -> Decision | None:
-    """Question 0 (the grader), what it left: is anything graded to read? (the seed's band() calls ungraded rows a
-    floor; they are not)"""
+    """Question 0 (the grader), what it left: is anything graded to read? (the whileai skill's band() calls ungraded
+    rows a floor; they are not)"""
     g, rows = a.g, a.rows
     a.warn(*grading_warnings(rows, a.full, a.o.pass_threshold))
     too_few = 0 < len(g.n) < D.MIN_CI_TASKS

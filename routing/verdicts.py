@@ -66,7 +66,7 @@ class PassAt(Verdict):
 
     verdict: Literal["measured", "no_interval", "empty"]
     pass_at_1: float | None = Field(description="Mean over tasks of the per-task pass rate.")
-    ci95: Interval | None = Field(description="95% task-level interval (Wilson / Agresti-Coull on an effective sample size, issue 16); null under 3 tasks.")
+    ci95: Interval | None = Field(description="95% task-level interval (Wilson / Agresti-Coull on an effective sample size); null under 3 tasks.")
     k: int = Field(description="The k of pass@k and pass^k (default: the smallest group).")
     pass_at_k: float | None = Field(description="Unbiased pass@k (Chen et al. 2021) over groups of at least k.")
     pass_pow_k: float | None = Field(description="Unbiased pass^k (Yao et al. 2024) over groups of at least k.")
@@ -192,7 +192,7 @@ class TeacherClears(Verdict):
     verdict: Literal["clears", "does_not_clear", "tokenizer_mismatch", "undecided"]
     clears: bool | None = Field(description="true / false, or null when the rows cannot decide.")
     gap: float | None = Field(description="teacher pass@1 - student pass@1.")
-    apart: bool | None = Field(description="The teacher's interval lies wholly above the student's (the seed's rule).")
+    apart: bool | None = Field(description="The teacher's interval lies wholly above the student's (the whileai skill's rule).")
     effect: float
     teacher_pass_at_1: float | None
     teacher_ci95: Interval | None
@@ -201,7 +201,7 @@ class TeacherClears(Verdict):
     paired: PairedDifference | None = Field(description="The per-task difference on shared tasks, with a MOVER interval.")
     tokenizers_match: bool | None = Field(description="Whether teacher and student share a tokenizer, if known.")
     decided_by: Literal["paired", "unpaired"] | None = Field(None, description=(
-        "Which test decided: the paired bootstrap on shared tasks where there are any, else the unpaired rule."))
+        "Which test decided: the paired test on shared tasks where there are any, else the unpaired rule."))
 
 
 class HoldoutSize(Verdict):

@@ -333,7 +333,7 @@ class Nodes(BaseModel):
 Count = Annotated[int | Nodes | None, WithJsonSchema({"type": ["integer", "null"]})]
 
 
-class Throughput(BaseModel):  # route's GPU split (issue 15): both numbers, tokens per second per GPU
+class Throughput(BaseModel):  # route's GPU split: both numbers, tokens per second per GPU
     model_config = CLOSED
     inference_tokens_per_s_per_gpu: float
     trainer_tokens_per_s_per_gpu: float

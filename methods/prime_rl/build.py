@@ -1,10 +1,11 @@
 """``prime_rl_config``: the TOML that prime-rl's ``rl`` command reads, built for a method.
 
-It checks the arguments, turns the method into prime-rl's terms (``plan.py``), assembles the config
-as a dict, applies the caller's overrides, checks everything against the schema (``schema.py``),
-renders it with a TOML library and reads it back, writes it when asked (``write.py``), and returns
-what it wrote with which knobs prime-rl honors and where, which it ignores and why, warnings,
-version notes and the launch command.
+It checks the arguments (``args.py``), turns the method into prime-rl's terms (``plan.py``), assembles the
+config as a dict (the taskset's sources from ``tasksets.py``, the run knobs from ``knobs.py``), applies the
+caller's overrides (``overrides.py``), checks everything against the schema and prime-rl's cross-field rules
+(``schema.py``, ``rules.py``), renders it with a TOML library and reads it back (``report.py``), writes it when
+asked (common/write.py's atomic, no-clobber write inside the allowed folders), and returns what it wrote with
+which knobs prime-rl honors and where, which it ignores and why, warnings, version notes and the launch command.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from pick_a_method.methods.prime_rl.tokenizers import check_tokenizers
 from pick_a_method.methods.config_result import TrainerConfig, as_int, resolve_method
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import PRIME_RL, MethodInfo
-from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 
 _SUFFIXES, _WHY = (".toml",), "prime-rl picks the parser from the extension: .toml, .json or .yaml"
@@ -83,7 +84,7 @@ def prime_rl_config(
     gpus: int | Mapping[str, int] | None = None,
     steps: int = STEPS,
     batch: int = BATCH,
-    lora: bool = True,
+    lora: bool = LORA,
     overrides: Mapping[str, Any] | None = None,
     overwrite: bool = False,
     knobs: Mapping[str, Any] | None = None,

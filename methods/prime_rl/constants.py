@@ -1,7 +1,8 @@
 """The prime-rl facts the config writer relies on, each with its source.
 
-Target: prime-rl commit 559b44772 (tag v0.8.1.dev67, 2026-08-21); sections are those of
-``reference/prime-rl.md``. The method defaults and the launcher defaults the writer fills in (GPUs,
+Target: prime-rl commit 559b44772 (tag v0.8.1.dev67, 2026-08-21) of github.com/PrimeIntellect-ai/prime-rl; its
+config classes are under ``packages/prime-rl-configs/src/prime_rl/configs/`` (``configs/`` below), its examples
+under ``examples/`` and ``configs/``. The method defaults and the launcher defaults the writer fills in (GPUs,
 steps, batch, seq_len, eval block, LoRA) live in ``methods/defaults.py``; the schema of the `rl`
 TOML itself is in ``methods/prime_rl/schema.py``.
 """
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 import re
 
-# The prime-rl commit whose `rl` schema this writer targets (reference/prime-rl.md, header).
+# The prime-rl commit whose `rl` schema this writer targets ("chore: bump verifiers to latest main (#3337)").
 PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 PRIME_RL_TAG = "v0.8.1.dev67"
 PRIME_RL_VERSION = f"{PRIME_RL_COMMIT[:9]} ({PRIME_RL_TAG}, 2026-08-21)"
 
 # `[deployment] type="single_node"` defaults gpus_per_node to 8 and requires
-# num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl.md section 2, "GPUs: [deployment]").
+# num_train_gpus + num_infer_gpus <= gpus_per_node (prime-rl's `[deployment]` table at 559b44772).
 PRIME_RL_GPUS_PER_NODE = 8
 
 # trainer.scheduler's warmup_steps default for linear and cosine (configs/trainer.py). A linear
@@ -63,21 +64,21 @@ SLURM_KEYS = ("job_name", "project_dir", "template_path", "partition", "nodelist
 
 # Where an OPD teacher is expected when its base_url is not given: prime-rl's own OPD debug config
 # serves the teacher on port 8001, next to the student's vLLM on 8000
-# (configs/debug/algo/opd.toml, copied in shared/primerl/examples/opd_reverse-text.toml).
+# (prime-rl's configs/debug/algo/opd.toml at 559b44772).
 OPD_TEACHER_BASE_URL = "http://localhost:8001/v1"
 OPD_TEACHER_PORT = 8001
 
-# The single-agent seat shape of every shipped single-agent example (prime-rl.md section 2,
-# "The environment reference"; shared/primerl/examples/*): harness "null", local runtime.
+# The single-agent seat shape of every shipped single-agent example (prime-rl's examples/basic/*/rl.toml and
+# configs/debug/algo/*.toml at 559b44772; tests/prime_rl/fixtures/known_good/): harness "null", local runtime.
 AGENT_HARNESS_ID = "null"
 AGENT_RUNTIME_TYPE = "subprocess"
 
-# Bundled multi-agent tasksets name their own seats (prime-rl.md section 2: kuhn-poker uses
-# env.player0 / env.player1; shared/primerl/examples/rae_kuhn-poker.toml).
+# Bundled multi-agent tasksets name their own seats (kuhn-poker uses env.player0 / env.player1: prime-rl's
+# configs/debug/algo/rae.toml at 559b44772).
 MULTI_AGENT_SEATS: dict[str, tuple[str, ...]] = {"kuhn-poker": ("player0", "player1")}
 
-# Algorithms whose advantage is group-relative (prime-rl.md section 3): one rollout per prompt gives
-# zero advantage.
+# Algorithms whose advantage is group-relative (prime-rl's src/prime_rl/orchestrator/advantage.py): one rollout
+# per prompt gives zero advantage.
 GROUP_RELATIVE_ALGOS = ("grpo", "max_rl", "echo", "hierarchical_grpo")
 
 # Known thinking-model name patterns (OPSD can cost points on thinking models: Kaur et al. 2026,
@@ -87,7 +88,7 @@ QWEN3_HYBRID = re.compile(r"qwen3(?![.\d])", re.I)
 NON_THINKING_MODEL = re.compile(r"(instruct-2507|nothink|non-thinking|coder|-base\b)", re.I)
 
 # A taskset id: `name`, `owner/name`, either with `@version` (how prime-rl's env.taskset.id names an
-# installed verifiers taskset, prime-rl.md section 2).
+# installed verifiers taskset: prime-rl's [[orchestrator.train.source]] env.taskset.id).
 TASKSET_ID = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"
 )

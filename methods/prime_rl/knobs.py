@@ -11,8 +11,8 @@ prime-rl's schema reads it, with the key recorded for ``honored``:
     scheduler, warmup_steps                 [trainer.scheduler]
 
 Field names and rules come from prime-rl 559b44772's config classes (configs/rl.py, shared.py,
-monitors.py, trainer.py, inference.py). ``Knobs`` collects what the caller asked for; ``apply``
-writes it into the config dict.
+monitors.py, trainer.py, inference.py). Each ``apply_*`` function checks one knob and writes it into the
+config dict, recording in ``Applied`` what prime-rl honors (and under which key), warnings, needs and notes.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from pick_a_method.methods.prime_rl.schema import VERSION_NOTES
 
 
 def needs(config: dict[str, Any], taskset: str, method: MethodInfo) -> list[str]:
-    """What must exist where `rl` runs before the config can start (prime-rl.md sections 2 and 5)."""
+    """What must exist where `rl` runs before the config can start: what the config names but does not hold (the
+    taskset packages prime-rl imports, an OPD teacher's server, which `rl` never starts)."""
     ids = {get_path(s, "env.taskset.id") for part in ("train", "eval")
            for s in get_path(config, f"orchestrator.{part}.source", []) or []}
     needs = [f"the taskset package {i!r} installed where `rl` runs (prime-rl imports it to resolve env.taskset.id)"

@@ -4,7 +4,7 @@ First the keys, types and ranges (``schema.check_keys``), then the cross-field r
 config classes apply at load time (``packages/prime-rl-configs`` at 559b44772: ``RLConfig``'s
 validators in ``configs/rl.py``, ``utils/validation.py``, and the sub-configs' own validators). Each
 problem names the key and the fix. What only fails at launch (GPUs physically present, ports, a run
-folder that exists) is out of reach here (reference/prime-rl.md section 5).
+folder that exists) is out of reach here: prime-rl checks those when `rl` starts, not when it loads the config.
 """
 
 from __future__ import annotations

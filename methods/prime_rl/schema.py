@@ -1,9 +1,9 @@
 """prime-rl's `rl` TOML schema at the targeted commit: keys, types and ranges, and ``check_keys``.
 
 prime-rl does not ship its config classes to PyPI, so a writer has to carry the schema itself. This
-is this package's copy of it, from ``reference/prime-rl.md`` and the config classes in prime-rl's
-``packages/prime-rl-configs`` at 559b44772 (field names, types and bounds are facts copied from
-them); the cross-field rules are in ``rules.py``, the version notes at the end of this file. Nothing
+is this package's copy of it, from the config classes in prime-rl's ``packages/prime-rl-configs`` at 559b44772
+(github.com/PrimeIntellect-ai/prime-rl) and the example configs there (field names, types and bounds are facts
+copied from them); the cross-field rules are in ``rules.py``, the version notes at the end of this file. Nothing
 here knows about methods.
 """
 
@@ -18,10 +18,10 @@ from pick_a_method.methods.prime_rl.constants import PRIME_RL_TAG
 from pick_a_method.methods.prime_rl.renderers import RENDERER_NAMES
 
 # ================================================================================================
-# The schema of prime-rl's `rl` TOML at 559b44772, as far as reference/prime-rl.md documents it.
-# Tables listed with their fields reject unknown keys (prime-rl sets extra="forbid" everywhere but
-# [inference.vllm], section 1). Sub-configs the reference names without listing their fields are
-# `_Open`: accepted here unchecked, and prime-rl checks them at load time.
+# The schema of prime-rl's `rl` TOML at 559b44772, the tables a config writer emits or a caller overrides.
+# Tables listed with their fields reject unknown keys (pydantic_config's BaseConfig sets extra="forbid"; prime-rl's
+# [inference.vllm] alone is extra="allow"). Sub-configs listed without their fields are `_Open`: accepted here
+# unchecked, and prime-rl checks them at load time.
 # ================================================================================================
 
 
@@ -34,7 +34,7 @@ class _Leaf:
     lt: float | None = None
     choices: tuple[Any, ...] | None = None
     nonempty: bool = False
-    nullable: bool = False  # TOML has no null: the string "None" means None (section 1)
+    nullable: bool = False  # TOML has no null: the string "None" means None (pydantic_config's TOML loader)
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _str(**kw: Any) -> _Leaf:
 _BOOL = _Leaf("bool")
 _DICT = _Leaf("dict")
 _LIST = _Leaf("list")
-_UNLISTED = _Open("the reference names this sub-config without its fields; prime-rl checks it")
+_UNLISTED = _Open("this copy names the sub-config without its fields; prime-rl checks it")
 
 _SAMPLING_TRAIN = _Table(
     {
@@ -601,7 +601,7 @@ def check_keys(config: Mapping[str, Any]) -> list[str]:
 
 
 # ================================================================================================
-# Version notes: where a key's validity depends on the prime-rl version (prime-rl.md section 6).
+# Version notes: where a key's validity depends on the prime-rl version (the prime-rl pull requests named).
 # Each note is reported when the config carries a key under its prefix.
 # ================================================================================================
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, fields
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
@@ -327,6 +328,26 @@ def fp16_note(coefficients: torch.Tensor) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class RuleCall:
+    """What a caller asks of an update rule beside the batch: the keyword arguments ``Method.update`` takes, one typed
+    object (as prime-rl hands its losses one LossInputs dataclass, src/prime_rl/trainer/rl/loss.py at 559b44772)."""
+
+    dtype: torch.dtype | None = None  # the batch's, when converting lists
+    device: Any = None
+    validate: bool = True  # check the inputs (False: the caller vouches for them)
+    distributed: bool | None = None  # True: batch statistics over the world group
+    process_group: Any = None  # batch statistics over this group's ranks
+    stats: bool = True  # compute stats and notes (False is the hot path)
+    commit: bool = True  # move state kept on the method (rae's baselines); False for a preview
+    within_async: bool = False  # the inner rule of Async, whose correction handles off-policy tokens
+
+    def inner(self) -> dict[str, Any]:
+        """The keyword arguments for a wrapped method's rule, on a batch already converted."""
+        given = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: a process group is not copied
+        return {**given, "dtype": None, "device": None, "within_async": True}
+
+
 def rule(fn: Callable[..., Update]) -> Callable[..., Update]:
     """Run an update rule without autograd and finish its Update the same way for every method.
 
@@ -338,11 +359,12 @@ def rule(fn: Callable[..., Update]) -> Callable[..., Update]:
     """
 
     @functools.wraps(fn)
-    def wrapper(method: Any, batch: Any, *args: Any, stats: bool = True, **kwargs: Any) -> Update:
+    def wrapper(method: Any, batch: Any, **kwargs: Any) -> Update:
+        call = RuleCall(**kwargs)  # an unknown keyword is a TypeError naming it, as a signature's would be
         with torch.no_grad():
-            upd = fn(method, batch, *args, stats=stats, **kwargs)
-            if stats:
-                if source_dtype(batch, kwargs.get("dtype")) == torch.float16:
+            upd = fn(method, batch, call)
+            if call.stats:
+                if source_dtype(batch, call.dtype) == torch.float16:
                     note = fp16_note(upd.coefficients)
                     if note:
                         upd.notes.append(note)

@@ -28,6 +28,7 @@ import torch
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.rules._common import (
+    RuleCall,
     field_clean,
     fmt_indices,
     on_policy_notes,
@@ -82,14 +83,7 @@ def correction_weights(
 def async_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
-    commit: bool = True,
+    call: RuleCall,
 ) -> Update:
     """The inner update, then the staleness gate and the per-token correction (see the module docstring).
 
@@ -98,19 +92,13 @@ def async_update(
     mean_weight (mean correction factor over action tokens), stale_trajectories, admitted_share.
     ``commit=False`` leaves rae's baselines where they were.
     """
-    b = prepare(batch, dtype, device)
+    b = prepare(batch, call.dtype, call.device)
     B, T = b.logprobs.shape
     dt = b.dtype
     inner = method.inner
-    kwargs: dict[str, Any] = {
-        "validate": validate, "distributed": distributed, "process_group": process_group, "stats": stats,
-        "within_async": True,
-    }
-    if inner.stateful:
-        kwargs["commit"] = commit
-    base = inner.update(b, **kwargs)
+    base = inner.update(b, **call.inner())
     blp = b.behavior_logprobs
-    if blp is not None and validate:
+    if blp is not None and call.validate:
         field_clean(b, "behavior_logprobs", blp, validate=True, nonpositive=True)
     mask = b.mask
     notes = list(base.notes)
@@ -132,7 +120,7 @@ def async_update(
             ratio_cap=method.ratio_cap,
         )
         notes += on_policy_notes(b)
-    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=stats)
+    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=call.stats)
     if fresh is not None:
         weights = weights * fresh[:, None].to(dt)
     coef = base.coefficients * weights
@@ -146,7 +134,7 @@ def async_update(
     L1 = mf.sum(1).clamp_min(1)
     row_stats["kept_share"] = kept_rows.to(dt) / L1
     row_stats["mean_ratio"] = (rho * mf).sum(1) / L1
-    if not stats:
+    if not call.stats:
         return Update(f"async {inner.name}", coef, base.advantages, admitted, mask,
                       value_targets=base.value_targets, row_stats=row_stats, normalizer=base.normalizer)
     n_tok = float(mf.sum())

@@ -33,6 +33,7 @@ import torch
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.rules._common import (
+    RuleCall,
     OFF_POLICY_TOLERANCE,
     TOKEN_MEAN,
     checked_batch,
@@ -67,14 +68,7 @@ def sampled_token_coefficients(
 def distill_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
-    within_async: bool = False,
+    call: RuleCall,
 ) -> Update:
     """OPD / OPSD in sampled-token form: coefficients ``c(delta) / N`` on every action token.
 
@@ -96,7 +90,7 @@ def distill_update(
     )
     # rewards are not read, so not checked
     b, mf, L, clean = checked_batch(
-        batch, dtype, device, validate=validate, rewards=False, needs="teacher_logprobs", method=who, hint=hint
+        batch, call.dtype, call.device, validate=call.validate, rewards=False, needs="teacher_logprobs", method=who, hint=hint
     )
     B = b.size
     dt = b.dtype
@@ -105,12 +99,12 @@ def distill_update(
     if not clean:
         delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
     c = sampled_token_coefficients(delta, method.divergence, float(method.ratio_cap)).mul_(mf)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     coef = c / sums[0].clamp_min(1).to(dt)
     admitted = torch.ones(B, dtype=torch.bool, device=b.device)
     row_stats = {"reverse_kl": -(delta * mf).sum(1) / L.clamp_min(1)}
-    if not stats:
+    if not call.stats:
         return Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)
 
     n_local = float(L.sum())
@@ -137,7 +131,7 @@ def distill_update(
             f"the ratio cap bound: {n_capped} action tokens had pi_teacher/pi_student > ratio_cap="
             f"{sig(method.ratio_cap)}; their forward-KL weight was counted at {sig(method.ratio_cap)}."
         )
-    if b.behavior_logprobs is not None and not within_async:
+    if b.behavior_logprobs is not None and not call.within_async:
         off = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
         rows = torch.nonzero(off.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
         if rows:

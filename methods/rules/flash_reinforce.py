@@ -13,6 +13,7 @@ import torch
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.rules._common import (
+    RuleCall,
     checked_batch,
     expand_rows,
     fmt_indices,
@@ -52,13 +53,7 @@ def bernoulli_kl(logp_sampler: torch.Tensor, logp_learner: torch.Tensor) -> torc
 def flash_reinforce_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
+    call: RuleCall,
 ) -> Update:
     """FlashREINFORCE (Hu et al. 2026): batch-mean baseline, sequence trust gate, ratio, 1/T weighting.
 
@@ -81,13 +76,13 @@ def flash_reinforce_update(
     max_sequence_kl, mean_ratio (over admitted action tokens, after the cap; NaN when none),
     capped_token_share. ``row_stats``: drift, mean_ratio.
     """
-    b, mf, L, clean = checked_batch(batch, dtype, device, validate=validate, behavior=True)
+    b, mf, L, clean = checked_batch(batch, call.dtype, call.device, validate=call.validate, behavior=True)
     B, T = b.logprobs.shape
     dt = b.dtype
     lp = b.logprobs
     blp = b.behavior_logprobs
     R = b.rewards.to(dt)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
 
     sums = global_sums([R.sum(), float(B), L.sum()], red, b.device)
     n_global = sums[1]
@@ -132,7 +127,7 @@ def flash_reinforce_update(
             drift_sum[i0:i1] = d.sum(1)
         drift = drift_sum / L1
     admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
-    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=stats)
+    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=call.stats)
     if fresh is not None:
         admitted &= fresh
     admitted &= L > 0
@@ -149,7 +144,7 @@ def flash_reinforce_update(
             mf_c = mf[i0:i1]
             if not clean:
                 x = torch.where(mf_c.bool(), x, zero)
-            if stats:  # one reduction per chunk; the counts below run only when something is out of range
+            if call.stats:  # one reduction per chunk; the counts below run only when something is out of range
                 lo, hi = (float(v) for v in torch.aminmax(x))
                 if hi > log_cap:
                     capped_rows[i0:i1] = ((x > log_cap) & mf_c.bool()).sum(1).to(dt)
@@ -162,7 +157,7 @@ def flash_reinforce_update(
 
     stats_out: dict[str, float] = {}
     notes: list[str] = []
-    if stats:
+    if call.stats:
         n_adm = int(admitted.sum())
         n_local = float(L.sum())
         adm_tokens = float(L[admitted].sum()) if n_adm else 0.0

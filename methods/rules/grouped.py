@@ -20,6 +20,7 @@ from pick_a_method.common import methods as M
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.batch import Batch
 from pick_a_method.methods.rules._common import (
+    RuleCall,
     OFF_POLICY_TOLERANCE,
     advantage_update,
     checked_batch,
@@ -126,15 +127,7 @@ def rae_advantages(
 def grouped_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
-    commit: bool = True,
-    within_async: bool = False,
+    call: RuleCall,
 ) -> Update:
     """grpo / max_rl / rae advantages, and coefficients A_i / N on every action token.
 
@@ -144,7 +137,7 @@ def grouped_update(
     mixed_group_share (groups whose rewards differ), zero_advantage_share, mean_abs_advantage; rae adds
     agents and mean_baseline (after the update).
     """
-    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    b, mf, L, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate)
     B = b.size
     dt = b.dtype
     R = b.rewards.to(dt)
@@ -156,18 +149,18 @@ def grouped_update(
         agents = b.agents or [D.RAE_DEFAULT_AGENT] * B
         agents = [a or D.RAE_DEFAULT_AGENT for a in agents]
         A, state = rae_advantages(R, agents, method.baselines, float(method.decay))
-        if commit:
+        if call.commit:
             method.reset(state)
         stats_out["agents"] = float(len(set(agents)))
         stats_out["mean_baseline"] = sum(state.values()) / len(state)
-        if not commit:
+        if not call.commit:
             notes.append("preview: the EMA baselines were not moved (commit=False).")
     else:
         gid = group_index(b, method.group_size, name)
         mean, counts = group_means(R, gid)
-        A = GROUP_ADVANTAGES[method.info](method, R, gid, mean, counts, notes, validate)
-        if not stats:
-            red = reducer(distributed, process_group)
+        A = GROUP_ADVANTAGES[method.info](method, R, gid, mean, counts, notes, call.validate)
+        if not call.stats:
+            red = reducer(call.distributed, call.process_group)
             return advantage_update(name, b, mf, A, global_action_tokens(L, red, b.device), {}, [])
         G = int(counts.numel())
         spread = torch.zeros(G, dtype=dt, device=b.device).index_add_(0, gid, (R - mean[gid]).abs())
@@ -191,10 +184,10 @@ def grouped_update(
                 "sampler's rollouts per prompt and is not used when trajectories name their group."
             )
 
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0]
-    if not stats:
+    if not call.stats:
         return advantage_update(name, b, mf, A, n_global, {}, [])
     zero = A == 0
     stats_out = {
@@ -210,7 +203,7 @@ def grouped_update(
         notes.append(red.note)
     if bool(zero.all()):
         notes.append("every advantage is 0: this update moves nothing.")
-    if b.behavior_logprobs is not None and not within_async:
+    if b.behavior_logprobs is not None and not call.within_async:
         diff = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
         worst = float(diff.max())
         if worst > OFF_POLICY_TOLERANCE:

@@ -270,24 +270,14 @@ def groupwise_update(obj: Any, batch: Any, **kwargs: Any) -> Any:
     return rule(_groupwise_update)(obj, batch, **kwargs)
 
 
-def _groupwise_update(
-    obj: Any,
-    batch: Any,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
-) -> Any:
+def _groupwise_update(obj: Any, batch: Any, call: Any) -> Any:
     """Shape each group's rewards (grader calls), then coefficients A / N with A the shaped, group-centred advantage."""
     import torch
 
     from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
-    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    b, mf, L, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate)
     B = b.size
     members = group_members(b, obj.group_size, "GroupwiseGrading")
     rewards = b.rewards.tolist()
@@ -301,7 +291,7 @@ def _groupwise_update(
         for i, v in zip(idx, shaped):
             adv[i] = v - centre
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0]
     notes = [red.note] if red.note else []
@@ -320,4 +310,4 @@ def _groupwise_update(
         "mean_abs_advantage": float(A.abs().mean()),
     }
     stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
-    return advantage_update(obj.name, b, mf, A, n_global, stats_out if stats else {}, notes if stats else [])
+    return advantage_update(obj.name, b, mf, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])

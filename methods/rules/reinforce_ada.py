@@ -157,17 +157,7 @@ def ada_update(obj: Any, batch: Any, **kwargs: Any) -> Any:
     return rule(_ada_update)(obj, batch, **kwargs)
 
 
-def _ada_update(
-    obj: Any,
-    batch: Any,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
-) -> Any:
+def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
     """Coefficients for kept Reinforce-Ada groups: A_i = r_i - p_hat / N on every action token.
 
     p_hat is each trajectory's ``pass_rate`` (what ``AdaResult.trajectories()`` writes: the pass rate
@@ -178,7 +168,7 @@ def _ada_update(
     from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
-    b, mf, L, _ = checked_batch(batch, dtype, device, validate=validate)
+    b, mf, L, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate)
     B = b.size
     members = group_members(b, obj.keep, "ReinforceAda")
     R = b.rewards.tolist()
@@ -195,7 +185,7 @@ def _ada_update(
         for i in idx:
             adv[i] = R[i] - p_hat
     A = torch.tensor(adv, dtype=b.dtype, device=b.device)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0]
     notes = [red.note] if red.note else []
@@ -210,4 +200,4 @@ def _ada_update(
         "mean_abs_advantage": float(A.abs().mean()),
     }
     stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
-    return advantage_update(obj.name, b, mf, A, n_global, stats_out if stats else {}, notes if stats else [])
+    return advantage_update(obj.name, b, mf, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])

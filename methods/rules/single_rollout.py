@@ -28,6 +28,7 @@ import torch
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.rules._common import (
+    RuleCall,
     TOKEN_MEAN,
     checked_batch,
     first_true,
@@ -62,13 +63,7 @@ _ALL_ON_POLICY = "no trajectory has behavior_logprobs: taken as on-policy, every
 def sao_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
+    call: RuleCall,
 ) -> Update:
     """SAO (Hou et al. 2026, arXiv:2607.07508): skip-observation LA-GAE and a strict ratio band.
 
@@ -87,7 +82,7 @@ def sao_update(
     mean_ratio (over in-band tokens; 0 when none), mean_advantage (over action tokens), mean_lambda.
     """
     b, mf, L, clean = checked_batch(
-        batch, dtype, device, validate=validate, behavior=True, needs="values", method="SAO", hint=_CRITIC_HINT
+        batch, call.dtype, call.device, validate=call.validate, behavior=True, needs="values", method="SAO", hint=_CRITIC_HINT
     )
     B, T = b.logprobs.shape
     dt = b.dtype
@@ -95,7 +90,7 @@ def sao_update(
     blp = b.behavior_logprobs
     R = b.rewards.to(dt)
     lam = gae_lambdas(L, method.gae_alpha)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0].clamp_min(1).to(dt)
     inv_n = None if n_global.is_cuda else 1.0 / float(n_global)
@@ -118,7 +113,7 @@ def sao_update(
     for r in row_chunks(B):
         A_c, _ = gae.rows(r, clean)
         mf_c = mf[r]
-        if stats:
+        if call.stats:
             adv_rows[r] = A_c.sum(1)
         if blp is None:
             # on-policy: rho = 1 on every action token, inside any band with low < 1 < high
@@ -138,7 +133,7 @@ def sao_update(
         keep_f = torch.eq(kr, ratio, out=ratio).mul_(mf_c)  # 1.0 inside the band on action tokens, else 0.0
         kept[r] = keep_f.sum(1)
         kr.mul_(keep_f)
-        if stats:
+        if call.stats:
             ratio_kept_rows[r] = kr.sum(1)
         if inv_n is None:  # on a GPU: no host sync for 1/N
             torch.mul(kr, A_c, out=coef[r]).div_(n_global)
@@ -146,7 +141,7 @@ def sao_update(
             torch.addcmul(zero, kr, A_c, value=inv_n, out=coef[r])  # kept rho * A / N in one pass
     admitted = kept > 0
     row_stats = {"kept_share": kept / L.clamp_min(1), "lambda": lam}
-    if not stats:
+    if not call.stats:
         return Update(method.name, coef, A, admitted, b.mask, value_targets=row_values_on_valid(b, R),
                       row_stats=row_stats, normalizer=TOKEN_MEAN)
 
@@ -199,13 +194,7 @@ def sao_update(
 def bpco_update(
     method: Any,
     batch: Any,
-    *,
-    dtype: torch.dtype | None = None,
-    device: Any = None,
-    validate: bool = True,
-    distributed: bool | None = None,
-    process_group: Any = None,
-    stats: bool = True,
+    call: RuleCall,
 ) -> Update:
     """BPCO (Qi et al. 2026, arXiv:2608.23566): bounded critic, LA-GAE, sign-dependent DPPO clip.
 
@@ -230,7 +219,7 @@ def bpco_update(
     V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0).
     """
     b, mf, L, clean = checked_batch(
-        batch, dtype, device, validate=validate, behavior=True, needs="values", method="BPCO", hint=_CRITIC_HINT
+        batch, call.dtype, call.device, validate=call.validate, behavior=True, needs="values", method="BPCO", hint=_CRITIC_HINT
     )
     B, T = b.logprobs.shape
     dt = b.dtype
@@ -238,7 +227,7 @@ def bpco_update(
     blp = b.behavior_logprobs
     R = b.rewards.to(dt)
     lo_r, hi_r = method.reward_range
-    if validate:
+    if call.validate:
         vmin, vmax = torch.aminmax(values) if clean else (math.nan, math.nan)
         if not (float(vmin) >= lo_r and float(vmax) <= hi_r):
             vmin, vmax = torch.aminmax(torch.where(b.mask, values, torch.full((), lo_r, dtype=dt, device=b.device)))
@@ -250,7 +239,7 @@ def bpco_update(
                 "BPCO's critic is bounded (pass raw head outputs through BPCO.bound)"
             )
     lam = gae_lambdas(L, method.gae_alpha)
-    red = reducer(distributed, process_group)
+    red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0].clamp_min(1).to(dt)
     clip = float(method.clip)
@@ -284,12 +273,12 @@ def bpco_update(
         g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
         act = torch.le(g, clip, out=g).mul_(mf_c)  # 1.0 iff the test passes, on action tokens
         if cap < math.inf:  # truncate after the test, as verl's dppo_tv: the test reads the true ratio
-            if stats and float(ratio.max()) > cap:
+            if call.stats and float(ratio.max()) > cap:
                 capped_rows[r] = (ratio > cap).to(dt).mul_(act).sum(1)
             ratio.clamp_(max=cap)
         active_rows[r] = act.sum(1)
         ratio_rows[r] = torch.mul(ratio, mf_c).sum(1)
-        if stats:
+        if call.stats:
             adv_rows[r] = A_c.sum(1)
             inv_mu_rows[r] = torch.div(mf_c, mu.clamp_(min=tiny)).sum(1)  # sum of 1/mu
             v_rows[r] = nv.sum(1).neg_()
@@ -301,7 +290,7 @@ def bpco_update(
     admitted = L > 0
     L1 = L.clamp_min(1)
     row_stats = {"clipped_share": 1.0 - active_rows / L1, "lambda": lam, "mean_ratio": ratio_rows / L1}
-    if not stats:
+    if not call.stats:
         return Update(method.name, coef, A, admitted, b.mask, value_targets=row_values_on_valid(b, R),
                       row_stats=row_stats, normalizer=TOKEN_MEAN)
 

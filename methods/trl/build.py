@@ -17,6 +17,7 @@ from typing import Any
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.config_result import (
+    next_step_why,
     TrainerConfig,
     as_bool,
     as_int,
@@ -27,7 +28,7 @@ from pick_a_method.methods.config_result import (
 )
 from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
-from pick_a_method.common.trainers import BATCH, STEPS, TRAINERS
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.trl import constants as C
 from pick_a_method.methods.trl.plan import method_plan
@@ -45,11 +46,11 @@ def trl_config(
     dataset: str | None = None,
     reward_funcs: Sequence[str] | str | None = None,
     out: str | os.PathLike[str] | None = None,
-    gpus: int = 1,
+    gpus: int = TRAINERS[TRL].gpus,
     nodes: int = 1,
     steps: int = STEPS,
     batch: int = BATCH,
-    lora: bool = True,
+    lora: bool = LORA,
     vllm: bool = True,
     overrides: Any = None,
     overwrite: bool = False,
@@ -166,25 +167,6 @@ def trl_config(
         warnings=plan.warnings, path=path, text=text, config=config, method=plan.label, model=model,
         honored=honored, ignored=dict(plan.ignored), needs=plan.needs, command=launch, notes=plan.notes,
     )
-
-
-def next_step_why(tool: str, to_fill: list[str], *, file_name: str, written: bool, check_columns: bool,
-                  run: str) -> str:
-    """What to do before the launch command, in order, telling the arguments still to fill in (placeholders in the
-    text: call the writer again) from the install and the checks `needs` lists beside them."""
-    if to_fill:
-        steps = [f"Call {tool} again with {' and '.join(a + '=...' for a in to_fill)} (the text holds "
-                 f"{', '.join(placeholder(a) for a in to_fill)} for them)" + (" and overwrite=True" if written else
-                                                                            f", then save its text as {file_name}")]
-    elif not written:
-        steps = [f"Save `text` as {file_name} (or call {tool} again with out=<path>)"]
-    else:
-        steps = []
-    steps.append("install the packages `needs` names")
-    if check_columns:
-        steps.append("check that the dataset has the columns it names")
-    text = "; ".join(steps) + f"; then {run}."
-    return text[0].upper() + text[1:]
 
 
 def _values(value: Any) -> list[Any]:

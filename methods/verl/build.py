@@ -18,6 +18,7 @@ from typing import Any
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.config_result import (
+    next_step_why,
     TrainerConfig,
     as_bool,
     as_int,
@@ -28,22 +29,21 @@ from pick_a_method.methods.config_result import (
     yaml_scalar,
 )
 from pick_a_method.common.next_step import is_placeholder, placeholder
-from pick_a_method.methods.trl.build import next_step_why
 from pick_a_method.common.methods import VERL
-from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 from pick_a_method.common.write import check_out, write_config
 from pick_a_method.methods.verl.plan import (
     ACTOR,
     DISTILL,
     ROLLOUT,
     TEACHER_INFERENCE,
+    TEACHER_GPUS,
     TEACHER_REPLICA_SIZES,
     VERL_VERSION,
     method_plan,
 )
 from pick_a_method.common.dotted import set_path
 from pick_a_method.common.next_step import NextStep
-from pick_a_method.common.trainers import BATCH, STEPS
 
 # Per-GPU micro-batches (memory knobs, not method knobs; verl requires one for the actor, rollout and ref).
 MICRO_BATCH_PER_GPU = 4
@@ -64,12 +64,12 @@ def verl_config(
     val_files: str | Sequence[str] | None = None,
     reward_function: str | None = None,
     out: str | os.PathLike[str] | None = None,
-    gpus: int = 8,
+    gpus: int = TRAINERS[VERL].gpus,
     nodes: int = 1,
-    teacher_gpus: int = 2,
+    teacher_gpus: int = TEACHER_GPUS,
     steps: int = STEPS,
     batch: int = BATCH,
-    lora: bool = True,
+    lora: bool = LORA,
     overrides: Any = None,
     overwrite: bool = False,
     knobs: Mapping[str, Any] | None = None,

@@ -8,6 +8,7 @@ estimators, policy losses, ``agg_loss``), ``trainer/ppo/rollout_corr_helper.py``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,8 @@ THRESHOLD_OVER_LAG = 1
 # (2, 1, 1). DistillationConfig._resolve_teacher_models refuses a pool its replica size does not divide.
 TEACHER_INFERENCE = f"{TEACHER}.inference"
 TEACHER_REPLICA_SIZES = {"tensor_model_parallel_size": 2, "data_parallel_size": 1, "pipeline_model_parallel_size": 1}
+# The teacher pool's GPUs by default: one replica of those sizes.
+TEACHER_GPUS = math.prod(TEACHER_REPLICA_SIZES.values())
 
 PLANS: Plans[Callable[..., float]] = Plans(M.VERL, "verl_config")
 

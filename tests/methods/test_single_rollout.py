@@ -16,7 +16,7 @@ def approx(x, rel=1e-9, abs=1e-12):
 
 
 # ------------------------------------------------------------------------------------------------
-# FlashReinforce worked numbers (anchor-whileai.md section 3.5)
+# FlashReinforce worked numbers (what whileai 0.131's methods.py FlashReinforce gives on the same batches)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -114,7 +114,7 @@ def test_staleness_gate_rejects_but_counts_in_b():
 
 
 # ------------------------------------------------------------------------------------------------
-# SAO worked numbers (section 3.6)
+# SAO worked numbers (whileai 0.131's methods.py SAO, its docstring batch)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -158,7 +158,7 @@ def test_sao_and_bpco_need_values():
 
 
 # ------------------------------------------------------------------------------------------------
-# BPCO worked numbers (section 3.7)
+# BPCO worked numbers (whileai 0.131's methods.py BPCO, its docstring batch)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """examples/train_tiny.py, the loop a user copies, trains: a random tiny GPT-2 learns the graded task.
 
 It hands the Batch the log-probs with their graph (as a trainer has them), so it also exercises the rule that
-no update differentiates through its own coefficients (issue 12 measured OPD learning far less that way).
+no update differentiates through its own coefficients (measured: OPD learned far less that way).
 About 25 s for the three methods on this project's 2-core machine (measured, not asserted: timings live in bench/).
 """
 

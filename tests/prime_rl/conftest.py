@@ -14,8 +14,8 @@ for _p in (REPO, HERE):  # the package from the checkout (installed or not); thi
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-# Everything these tests read lives in this repository (issue 9): prime-rl configs written from its
-# schema facts (fixtures/known_good), and the key names its reference documents (fixtures/documented_keys.toml).
+# Everything these tests read lives in this repository: prime-rl configs written from its
+# schema facts (fixtures/known_good), and the key names its config classes define (fixtures/documented_keys.toml).
 FIXTURES = HERE / "fixtures"
 KNOWN_GOOD = FIXTURES / "known_good"
 
@@ -30,6 +30,6 @@ def examples() -> dict[str, dict]:
 
 @pytest.fixture(scope="session")
 def documented_keys() -> set[str]:
-    """Every key name the reference documents for a writer to emit."""
+    """Every key name prime-rl's config classes define that a writer may emit."""
     table = tomllib.loads((FIXTURES / "documented_keys.toml").read_text())["sources"]
     return {name for names in table.values() for name in names}

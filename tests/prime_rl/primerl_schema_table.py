@@ -1,8 +1,9 @@
 """An independent checker for prime-rl `rl` TOMLs (commit 559b44772, v0.8.1.dev67), for the tests.
 
-Written from reference/prime-rl.md separately from methods/prime_rl/schema.py, in a different
-form (a flat table of key paths), so the writer is not checked only against itself. Each entry
-cites the section of prime-rl.md it comes from. Paths are dotted; `[]` stands for an item of an
+Written from prime-rl's config classes at that commit (github.com/PrimeIntellect-ai/prime-rl,
+packages/prime-rl-configs) separately from methods/prime_rl/schema.py, in a different form (a flat
+table of key paths), so the writer is not checked only against itself. Each block names the config
+class or table it comes from. Paths are dotted; `[]` stands for an item of an
 array of tables, `*` for any one key (an agent seat), and a trailing `.**` for any key below
 (taskset-specific keys, vLLM pass-through).
 """
@@ -33,7 +34,7 @@ def _enum(*options):
     return lambda v: None if v in options else f"not one of {options}"
 
 
-_SEAT = {  # env.<seat>.* (section 2, "Single-agent seats"; multi-agent envs name their own seats)
+_SEAT = {  # env.<seat>.* (verifiers' env config; single-agent seat `agent`, multi-agent envs name their own)
     "harness": (TABLE, None),
     "harness.id": (STR, None),
     "runtime": (TABLE, None),
@@ -47,7 +48,7 @@ _SEAT = {  # env.<seat>.* (section 2, "Single-agent seats"; multi-agent envs nam
     "retries": (INT, _rng(0)),
 }
 
-_SOURCE = {  # [[orchestrator.train.source]] / [[orchestrator.eval.source]] (section 2)
+_SOURCE = {  # [[orchestrator.train.source]] / [[orchestrator.eval.source]] (OrchestratorConfig)
     "name": (STR, None),
     "ratio": (FLOAT, _rng(0, lo_open=True)),
     "group_size": (INT, _rng(1)),
@@ -83,7 +84,7 @@ RENDERERS = ("auto", "default", "qwen3", "prime-qwen3", "qwen3-vl", "qwen3.5", "
 _WANDB = {"project": (STR, None), "name": (STR, None), "entity": (STR, None), "offline": (BOOL, None)}
 
 TABLE_PATHS: dict[str, tuple[str, Any]] = {
-    # Shared top-level keys (section 1 table, section 2 "Top level")
+    # Shared top-level keys (RLConfig, and the shared keys its validator copies into the sub-configs)
     "max_steps": (INT, _rng(1)),
     "seq_len": (INT, _rng(1)),
     "model": (TABLE, None),
@@ -128,18 +129,18 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "tokenizer.name": (STR, None),
     "tokenizer.trust_remote_code": (BOOL, None),
     "tokenizer.chat_template": (STR, None),
-    # [deployment] (section 2, "GPUs")
+    # [deployment] (RLConfig.deployment)
     "deployment.type": (STR, _enum("single_node", "multi_node")),
     "deployment.num_train_gpus": (INT, _rng(1)),
     "deployment.num_infer_gpus": (INT, _rng(0)),
     "deployment.gpus_per_node": (INT, _rng(1)),
-    # [inference] (section 2); [inference.vllm] passes any key to vLLM (section 1)
+    # [inference] (InferenceConfig); [inference.vllm] passes any key to vLLM (extra="allow")
     "inference": (TABLE, None),
     "inference.server.host": (STR, None),
     "inference.server.port": (INT, _rng(1, 65535)),
     "inference.vllm": (TABLE, None),
     "inference.vllm.**": (ANY, None),
-    # [orchestrator] (section 2)
+    # [orchestrator] (OrchestratorConfig)
     "orchestrator": (TABLE, None),
     "orchestrator.batch_size": (INT, _rng(1)),
     "orchestrator.token_batch_size": (INT, _rng(1)),
@@ -160,7 +161,7 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "orchestrator.eval.sampling.max_completion_tokens": (INT, _rng(1)),
     **{f"orchestrator.train.source[].{k}": v for k, v in _SOURCE.items()},
     **{f"orchestrator.eval.source[].{k}": v for k, v in _EVAL_SOURCE.items()},
-    # [orchestrator.algo] (section 3): per-type keys are checked in ALGO_KEYS below
+    # [orchestrator.algo] (the algorithm configs, a union on `type`): per-type keys are checked in ALGO_KEYS below
     "orchestrator.algo.type": (
         STR,
         _enum("grpo", "echo", "max_rl", "rae", "hierarchical_grpo", "opd", "opsd", "sft"),
@@ -174,7 +175,7 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "orchestrator.algo.episode_agents": (LIST, None),
     "orchestrator.model.lora.rank": (INT, _rng(1)),
     "orchestrator.model.lora.alpha": (FLOAT, _rng(0)),
-    # [trainer] (section 2) and [trainer.loss] (section 4)
+    # [trainer] (TrainerConfig) and [trainer.loss] (the loss configs, a union on `type`)
     "trainer": (TABLE, None),
     "trainer.model.name": (STR, None),
     "trainer.model.seq_len": (INT, _rng(1)),
@@ -198,7 +199,7 @@ TABLE_PATHS: dict[str, tuple[str, Any]] = {
     "trainer.loss.kwargs.**": (ANY, None),
 }
 
-# Which algo keys each type takes (section 3); `type` and `sampling` are common to all.
+# Which algo keys each type takes (the algorithm configs); `type` and `sampling` are common to all.
 ALGO_KEYS = {
     "grpo": {"length_penalty"},
     "echo": {"length_penalty", "roles", "filter"},
@@ -209,7 +210,7 @@ ALGO_KEYS = {
     "opsd": {"demo_key", "template", "renderer"},  # renderer: a table {name}
     "sft": set(),
 }
-# Which loss keys each loss type takes (section 4).
+# Which loss keys each loss type takes (the loss configs).
 LOSS_KEYS = {
     "default": {"dppo_mask_low", "dppo_mask_high", "adv_tau", "kl_tau"},
     "ipo": {"ipo_threshold", "adv_tau", "kl_tau"},
@@ -263,9 +264,9 @@ def _kind_ok(kind: str, value: Any) -> bool:
 
 
 def check(config: dict) -> list[str]:
-    """Errors for an `rl` config; empty when it would load at 559b44772 as far as the reference says."""
+    """Errors for an `rl` config; empty when it would load at 559b44772 as far as this table knows."""
     errors: list[str] = []
-    for top in ("trainer", "orchestrator"):  # section 1, "Required sections"
+    for top in ("trainer", "orchestrator"):  # RLConfig's two required fields
         if top not in config:
             errors.append(f"{top}: required")
     for path, value in leaf_paths(config).items():

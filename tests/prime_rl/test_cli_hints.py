@@ -1,4 +1,4 @@
-"""The writer's refusals at the shell, in CLI words (issue 23, item 6): a half-given node split names the other
+"""The writer's refusals at the shell, in CLI words: a half-given node split names the other
 flag, sft/dpo name trl-config, and following the printed fix writes a config."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Every hint the prime-rl writer and `route` give, followed as a person would, gives a config that loads
-(issue 23, item 7): the writer's refusals ("Fix: name=value", each alternative), the advice in its notes and
+"""Every hint the prime-rl writer and `route` give, followed as a person would, gives a config that loads:
+the writer's refusals ("Fix: name=value", each alternative), the advice in its notes and
 warnings, and route's next steps (MCP arguments) with their batch, k and GPUs, over a sweep of calls. "Loads"
 is the suite's independent prime-rl checker (primerl_schema_table, with write_subconfigs' file-name rule)."""
 
@@ -80,7 +80,7 @@ def test_every_hint_of_the_writer_leads_to_a_config_that_loads():
 
 @pytest.mark.parametrize("correction", ["icepop", "tis"])
 def test_a_correction_prime_rl_lacks_is_refused_with_a_fix_that_ends_without_a_warning(correction):
-    # Issue 30, item 14: the fix used to say "together with correction='ipo'", which then warned to drop the
+    # The fix used to say "together with correction='ipo'", which then warned to drop the
     # correction or the override; followed now, the custom loss carries the correction asked for, and nothing warns.
     knobs = {"method": "grpo", "correction": correction}
     with pytest.raises(ValueError, match=f"no {correction} correction") as err:
@@ -94,7 +94,7 @@ def test_a_correction_prime_rl_lacks_is_refused_with_a_fix_that_ends_without_a_w
 
 @pytest.mark.parametrize("taskset", ["kuhn-poker", "alphabet-sort", "reverse-text", "refunds"])
 def test_the_eval_split_advice_in_the_warnings_is_the_writers_own(taskset):
-    # Issue 30, item 16: said where the user sees it, a warning (it was a note), with the argument to pass.
+    # Said where the user sees it, a warning (it was a note), with the argument to pass.
     res = prime_rl_config(taskset, "rae" if taskset == "kuhn-poker" else "grpo", model=MODEL)
     (note,) = [w for w in res.warnings if "not held out" in w]  # gsm8k: the eval reads its default split, test
     assert not any("not held out" in n for n in res.notes)
@@ -158,7 +158,7 @@ def test_routes_next_steps_carry_batch_k_and_gpus_and_load(example, tmp_path):
 
 
 def test_routes_gpu_hint_names_the_input_the_split_lacks():
-    # Issue 30, item 15: with throughput given on rows without token counts, the step said "give route throughput";
+    # With throughput given on rows without token counts, the step said "give route throughput";
     # the input missing is the token counts. Each input is named when it, and only it, is missing; with both, the
     # split is made.
     rows = [json.loads(line) for line in open("examples/mixed.jsonl")]

@@ -1,4 +1,4 @@
-"""Nothing dropped in silence (issue 23, items 4 and 6): a knob an override removes or changes leaves `honored`
+"""Nothing dropped in silence: a knob an override removes or changes leaves `honored`
 with a warning, so `honored` is true to the file written; and a refusal says which tool fails (prime-rl's loader,
 or vLLM / W&B at launch)."""
 

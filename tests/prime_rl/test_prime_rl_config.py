@@ -72,22 +72,23 @@ def build(variant):
 
 # ------------------------------------------------------------------------------------------------
 # Every generated config is valid: both checkers, TOML round trip, key paths traceable to the
-# known-good examples or to prime-rl.md.
+# known-good examples or to prime-rl's config classes at 559b44772.
 # ------------------------------------------------------------------------------------------------
 
-# Key paths the writer emits that no known-good example shows; each is documented in prime-rl.md.
+# Key paths the writer emits that no known-good example shows; each is a field of prime-rl's config classes at
+# 559b44772 (packages/prime-rl-configs), named beside it.
 DOCUMENTED_BEYOND_EXAMPLES = {
-    "deployment.num_infer_gpus": "section 2, GPUs: [deployment]",
-    "deployment.num_train_gpus": "section 2, GPUs: [deployment]",
-    "deployment.gpus_per_node": "section 2, GPUs: [deployment]",
-    "orchestrator.max_off_policy_steps": "section 2, [orchestrator] table",
-    "orchestrator.algo.decay": "section 3, rae",
-    "orchestrator.algo.template": "section 3, opsd",
-    "orchestrator.train.sampling.temperature": "section 2, [orchestrator] table",
-    "orchestrator.eval.sampling.temperature": "section 2, eval.sampling",
-    "orchestrator.eval.group_size": "section 2, eval",
-    "trainer.loss.type": "section 4",
-    "trainer.loss.ipo_threshold": "section 4",
+    "deployment.num_infer_gpus": "RLConfig.deployment (single_node)",
+    "deployment.num_train_gpus": "RLConfig.deployment (single_node)",
+    "deployment.gpus_per_node": "RLConfig.deployment (single_node)",
+    "orchestrator.max_off_policy_steps": "OrchestratorConfig",
+    "orchestrator.algo.decay": "the rae algorithm config",
+    "orchestrator.algo.template": "the opsd algorithm config",
+    "orchestrator.train.sampling.temperature": "OrchestratorConfig, train sampling",
+    "orchestrator.eval.sampling.temperature": "OrchestratorConfig, eval sampling",
+    "orchestrator.eval.group_size": "OrchestratorConfig, eval",
+    "trainer.loss.type": "TrainerConfig.loss (default | ipo | custom)",
+    "trainer.loss.ipo_threshold": "TrainerConfig.loss, type ipo",
 }
 
 

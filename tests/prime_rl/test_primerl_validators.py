@@ -1,5 +1,5 @@
 """Both schema checkers (the test table and the library's validate_prime_rl) against known-good and
-known-bad prime-rl configs (reference/prime-rl.md section 7)."""
+known-bad prime-rl configs (each bad one rejected by prime-rl 559b44772's own RLConfig when tried)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def _set(config, dotted, value):
     return config
 
 
-# The deliberate mistakes of prime-rl.md section 7 (each rejected by prime-rl's real RLConfig), plus
-# the two reasons the anchor's Async TOMLs were rejected (section 7, "whileai's generated TOMLs").
+# Deliberate mistakes, each rejected by prime-rl 559b44772's real RLConfig, plus the two reasons it rejected the
+# anchor's Async TOMLs (whileai 0.131's prime_rl_config: loss type icepop, and an `eps` key under ipo).
 MISTAKES = {
     "rollouts_per_example": lambda c: _set(c, "orchestrator.rollouts_per_example", 16),
     "max_tokens": lambda c: _set(c, "orchestrator.train.sampling.max_tokens", 128),
@@ -57,7 +57,7 @@ MISTAKES = {
     "no orchestrator": lambda c: c.pop("orchestrator") and c,
     "empty taskset id": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.id", ""),
     "wandb offline": lambda c: _set(c, "monitors.wandb.offline", True),
-    # the overrides issue 11 found prime-rl rejecting and the project letting through
+    # overrides prime-rl rejected that the project once let through
     "unknown renderer": lambda c: _set(c, "orchestrator.renderer.name", "qwen2"),
     "lora rank conflict": lambda c: _set(_set(c, "trainer.model.lora", {"rank": 16}), "orchestrator.model.lora", {"rank": 8}),
     "multi-node without slurm": lambda c: _set(c, "deployment", {"type": "multi_node", "num_train_nodes": 2}),
@@ -102,7 +102,7 @@ def test_deliberate_mistakes_fail(examples, checker, mistake):
 
 
 ACCEPTED = {
-    # prime-rl accepts these at config time (section 7, "Accepted as expected").
+    # prime-rl 559b44772's RLConfig accepts these at config time (tried).
     "grpo group_size 1": lambda c: _set(_set(c, "orchestrator.group_size", 1), "orchestrator.batch_size", 32),
     "extra vllm key": lambda c: _set(c, "inference.vllm.some_engine_arg", 3),
     "taskset-specific key": lambda c: _set(c, "orchestrator.train.source.0.env.taskset.dataset_split", "train"),

@@ -1,4 +1,4 @@
-"""A renderer for every model (issue 11, point 1): the map -> auto, a known family -> its renderer,
+"""A renderer for every model: the map -> auto, a known family -> its renderer,
 anything else -> default, each non-map choice with a warning that names it and how to change it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def make(model, **kw):
     return prime_rl_config("reverse-text", kw.pop("method", "grpo"), model=model, **kw)
 
 
-# The models prime-rl rejected with renderer 'auto' (issue 11), and hub ids that are in the map.
+# The models prime-rl rejected with renderer 'auto', and hub ids that are in the map.
 CASES = [
     ("Qwen/Qwen3-8B", None),  # in the map: prime-rl resolves 'auto'
     ("Qwen/Qwen3-4B-Instruct-2507", None),
@@ -28,7 +28,7 @@ CASES = [
     ("Qwen/Qwen2.5-7B-Instruct", "default"),  # no Qwen2.5 renderer in prime-rl
     ("google/gemma-3-4b-it", "default"),  # no Gemma 3 renderer
     ("google/gemma-4-31B-it", "default"),  # Gemma 4's came with renderers 0.1.10, after prime-rl's pin
-    ("Qwen/Qwen3.8-27B", "default"),  # so did Qwen3.8's (issue 30, item 17)
+    ("Qwen/Qwen3.8-27B", "default"),  # so did Qwen3.8's
     ("acme/Qwen3.8-27B-refunds-sft", "default"),
     ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "default"),  # a different template from Qwen3's
     ("./my-model", "default"),
@@ -90,7 +90,7 @@ def test_the_name_lists_agree():
 @pytest.mark.parametrize("model", ["Qwen/Qwen3.8-27B", "acme/Qwen3.8-27B-sft", "thinkingmachines/Inkling",
                                    "poolside/Laguna-S-2.1", "google/gemma-4-E4B-it"])
 def test_renderers_newer_than_prime_rls_pin_are_never_written(model):
-    # Issue 30, item 17: renderers 0.1.10 maps these (qwen3.8, gemma4, inkling, laguna-s-2.1), the renderers commit
+    # renderers 0.1.10 maps these (qwen3.8, gemma4, inkling, laguna-s-2.1), the renderers commit
     # prime-rl 559b44772 pins (2846a3d) has no such renderer, and prime-rl refused the config the writer wrote.
     res = make(model)
     assert res.config["orchestrator"]["renderer"] == {"name": "default"}

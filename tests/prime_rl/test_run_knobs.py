@@ -1,4 +1,4 @@
-"""What a real run needs (issue 11, points 2-4): each knob lands where prime-rl's schema reads it and shows in
+"""What a real run needs: each knob lands where prime-rl's schema reads it and shows in
 `honored`; prime-rl's cross-field rules refuse before anything is written; every "do this instead" works."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_slurm_on_one_node(nodes):
 @pytest.mark.parametrize("gpus", [2, 3, {"inference": 1, "trainer": 4}, 12])
 def test_slurm_on_one_node_asks_for_the_gpus_the_run_uses(gpus):
     # prime-rl's single_node_rl.sbatch.j2 asks SLURM for --gres=gpu:{{ gpus_per_node }} (prime-rl's default 8): a 2-GPU
-    # run that leaves it out holds 8 GPUs (issue 30, item 13).
+    # run that leaves it out holds 8 GPUs.
     res = make(slurm={"partition": "gpu"}, gpus=gpus)
     dep = res.config["deployment"]
     assert dep["gpus_per_node"] == dep["num_infer_gpus"] + dep["num_train_gpus"] == res.gpus["inference"] + res.gpus["trainer"]

@@ -1,4 +1,4 @@
-"""Taskset ids of every legal form give sources prime-rl can write (issue 23, item 1).
+"""Taskset ids of every legal form give sources prime-rl can write.
 
 prime-rl's write_subconfigs (src/prime_rl/entrypoints/rl.py:110 at 559b44772) writes one file per source,
 configs/envs/<train|eval>/<source name>.json; a source without a name is named after its id, and an

@@ -1,4 +1,4 @@
-"""The README's "Try it" console block, generated from the current code (issue 23, item 8): each `$ ` command of
+"""The README's "Try it" console block, generated from the current code: each `$ ` command of
 the block is run through the CLI and its output shortened by fixed rules, so the block cannot go stale.
 
     python tests/routing/readme_try_it.py           # print the block

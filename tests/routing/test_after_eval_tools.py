@@ -73,7 +73,7 @@ def plain(path):
 def test_the_difference_matches_whileai_compare_runs_and_the_interval_is_wider_on_ten_tasks():
     """Same rows, same pairing by task, same mean difference. The intervals differ by construction: compare_runs
     takes a percentile bootstrap of the ten per-task differences (2000 draws, seed 0), which runs short on few tasks
-    (Bowyer et al. 2025, arXiv:2503.01747; issue 16's coverage bench: 0.84-0.91 on 10 tasks); `after` takes MOVER
+    (Bowyer et al. 2025, arXiv:2503.01747; bench/coverage_bench.py: 0.84-0.91 on 10 tasks); `after` takes MOVER
     from each arm's score limits, capped at its 40 rollouts, which covers 0.93-0.97 from 40 tasks and is wider here."""
     stats = pytest.importorskip("whileai.simulations.score.stats")
     for before_path, after_path, _ in PAIRS.values():

@@ -1,4 +1,4 @@
-"""Issue 15 point 3: the route's confidence under a task resample, and whether it means what it says."""
+"""The route's confidence under a task resample, and whether it means what it says."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Issue 15 point 4: the run's cost, by hand."""
+"""The run's cost, by hand."""
 
 import numpy as np
 import pytest

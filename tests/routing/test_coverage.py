@@ -1,4 +1,4 @@
-"""Issues 16 and 23: the 95% intervals cover the truth 93-97% of the time, fixed seeds.
+"""The 95% intervals cover the truth 93-97% of the time, fixed seeds.
 
 pass@1: tasks 10/40/200 x k 1/4/16 x five Beta populations of per-task rates; the truth is the population's
 mean rate. k = 1 is a binomial on the tasks, so its coverage is computed exactly; k >= 4 is simulated, 4000
@@ -87,7 +87,7 @@ def _logistic(x):
 
 
 # student logit mean, teacher logit mean, spread, correlation of the two latent difficulties; "ceiling": a
-# student at 0.87 and a teacher at 0.95 (issue 23)
+# student at 0.87 and a teacher at 0.95, where the Agresti-Coull arms ran wide
 PAIRED = {"mid_gain": (0.0, 0.5, 2.0, 0.8), "low_gain": (-2.0, -1.2, 2.0, 0.8), "high_gain": (2.0, 3.0, 2.0, 0.9),
           "no_gain": (0.8, 0.8, 2.0, 0.9), "ceiling": (3.0, 4.5, 2.0, 0.8)}
 # 10 tasks of skewed differences by the ceiling: no interval measured holds it (bench: t 0.86, MOVER 0.90,
@@ -144,7 +144,7 @@ def test_paired_difference_interval_covers(n, k, setting):
 
 @pytest.mark.parametrize("setting, wide", [("ceiling", 0.975), ("high_gain", 0.958)])
 def test_paired_at_40_one_rollout_tasks_no_longer_runs_wide_by_the_ceiling(setting, wide):
-    """Issue 23: with Agresti-Coull arms MOVER covered 0.978 / 0.961 here (exact); Newcombe's Wilson arms 0.967 /
+    """With Agresti-Coull arms MOVER covered 0.978 / 0.961 here (exact); Newcombe's Wilson arms 0.967 /
     0.951, closer to 0.95 and inside the band."""
     before, after = paired_coverage(40, 1, setting, agresti_floor=True), paired_coverage(40, 1, setting)
     assert before > wide and 0.93 <= after <= 0.97 and abs(after - 0.95) < abs(before - 0.95) - 0.005, (before, after)

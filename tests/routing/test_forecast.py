@@ -1,4 +1,4 @@
-"""Issue 15 wired into band and route: the prediction with its interval, the rollout advice, the route's
+"""The rollout advice wired into band and route: the prediction with its interval, the rollout advice, the route's
 confidence and cost, and the suggested run as prime_rl_config takes it."""
 
 import numpy as np
@@ -14,7 +14,7 @@ FLOORISH = [0] * 100 + [1] * 14 + [2] * 6 + [3] * 4
 
 
 def test_band_predicts_what_it_measures_on_the_mixed_example():
-    # the plug-in predicted 0.629 at k = 8 where 0.7125 split (issue 15)
+    # the plug-in estimate predicted 0.629 at k = 8 where 0.7125 split
     b = routing.band(routing.read_rows(EXAMPLES / "mixed.jsonl"))
     assert b.k == 8 and b.split_share == pytest.approx(0.7125)
     se = np.sqrt(0.7125 * 0.2875 / 80)

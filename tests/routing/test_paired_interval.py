@@ -1,4 +1,4 @@
-"""Issue 23: the paired teacher - student interval is Newcombe's method 10 (MOVER from the arms' Wilson limits),
+"""The paired teacher - student interval is Newcombe's method 10 (MOVER from the arms' Wilson limits),
 capped at what each arm's rollouts are worth, as pass_at's interval is."""
 
 import math
@@ -47,7 +47,7 @@ def test_one_rollout_a_task_is_newcombes_method_10(table):
     assert got == pytest.approx(newcombe_10(*table), abs=1e-12)
 
 
-def test_issue_16s_agresti_coull_arms_were_wider():
+def test_the_first_analytic_intervals_agresti_coull_arms_were_wider():
     teacher, student = one_rollout_rows(33, 5, 1, 1)  # a teacher at 0.95 on 40 tasks, the student at 0.85
     lo, hi = paired_intervals(teacher, student, n_max_a=40, n_max_b=40)
     lo_ac, hi_ac = paired_intervals(teacher, student, n_max_a=40, n_max_b=40, agresti_floor=True)

@@ -1,4 +1,4 @@
-"""Issue 15: the split prediction from a beta-binomial prior, rollouts-per-prompt advice, the signal's definition.
+"""The split prediction from a beta-binomial prior, rollouts-per-prompt advice, the signal's definition.
 Simulations with known truth, fixed seeds."""
 
 import numpy as np

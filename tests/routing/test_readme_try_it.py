@@ -1,4 +1,4 @@
-"""The README's "Try it" block is what the code prints now (issue 23, item 8), and the config command under it is
+"""The README's "Try it" block is what the code prints now, and the config command under it is
 the route's own next step, writing the batch and k the route advises."""
 
 from __future__ import annotations

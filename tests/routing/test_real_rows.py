@@ -1,4 +1,4 @@
-"""Issue 10: real eval rows as they come. Several samplers, arms, SDK-format rows, `correct` grades, hub names."""
+"""Real eval rows as they come. Several samplers, arms, SDK-format rows, `correct` grades, hub names."""
 
 import json
 import subprocess
@@ -190,7 +190,7 @@ def test_paired_test_decides_and_the_summary_says_so():
     teacher = [{"task_id": f"t{t}", "reward": float(j < gain[t]), "model": "t"} for t in range(140) for j in range(4)]
     tc = routing.teacher_clears(teacher, student)
     assert tc.decided_by == "paired" and tc.paired.ci95[0] > 0 and tc.paired.mean_diff >= 0.05
-    assert tc.clears is True and tc.apart is False  # the seed's unpaired rule alone would refuse
+    assert tc.clears is True and tc.apart is False  # whileai's unpaired rule alone would refuse
     assert "paired test" in tc.summary and "unpaired rule" in tc.summary
 
 

@@ -1,4 +1,4 @@
-"""The route on the seed's own fixtures, the seed bugs it fixes, and the edges."""
+"""The route on the whileai skill's own fixtures (its check.py rows), the bugs of its code it fixes, and the edges."""
 
 import math
 
@@ -37,7 +37,7 @@ def test_seed_fixtures_route_as_the_seed_says(request, fixture, teacher, expecte
 
 def test_trace_follows_the_seed_order(mixed_rows, weak_teacher_rows):
     r = route(mixed_rows, MODEL, weak_teacher_rows)
-    assert [t.question for t in r.trace] == [0, 0, 1, 2, 3, 4, 5, 6]  # question order (issue 10)
+    assert [t.question for t in r.trace] == [0, 0, 1, 2, 3, 4, 5, 6]  # question order
     assert [t.name for t in r.trace[:2]] == ["grader", "graded"]  # question 0 asks the grader, then the grades
     band = next(t for t in r.trace if t.name == "band")
     assert band.evidence["split_share"] == pytest.approx(0.6)
@@ -76,7 +76,7 @@ def test_single_rollout_points_at_preview_update_and_rae(one_per_prompt):
     assert r.alternatives[0].arguments["knobs"] == {"group_size": 1}
 
 
-# --- the seed's code is wrong here; the router is right and says so --------------------------------------
+# --- the whileai skill's code is wrong here; the router is right and says so--------------------------------
 
 
 def test_ungraded_rows_are_grade_first_not_floor():

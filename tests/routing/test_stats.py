@@ -41,7 +41,7 @@ def test_pass_at_on_the_seed_mixed_rows(mixed_rows):
 
 def test_docstring_example_and_degenerate_interval():
     p = routing.pass_at(rows_from_passes([3, 3, 3, 3]))
-    lo, hi = p.ci95  # four tasks at one rate: not a point (issue 16), Agresti-Coull on 4 tasks
+    lo, hi = p.ci95  # four tasks at one rate: not a point, Agresti-Coull on 4 tasks
     assert p.pass_at_1 == 0.75 and lo < 0.4 and 0.9 < hi <= 1.0
     assert p.pass_at_k == 1.0 and p.pass_pow_k == 0.0
 

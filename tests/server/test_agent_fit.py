@@ -26,7 +26,7 @@ from pick_a_method.server.wire import PickServer
 
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 8)
 SKILL = skill_text()
-# The budget (issue 29): tools/list at most 20,000 characters, and what a model reads of it (descriptions plus input
+# The budget: tools/list at most 20,000 characters, and what a model reads of it (descriptions plus input
 # schemas) at most 12,000, the `after` tool and the grader check's `completion` field counted whether or not the core
 # has them yet. Was 27,291 and 17,423 with ten tools; the shared arguments' meaning moved to the server's
 # instructions (read once), inline rows and paths are listed as the one text they are, `fields` as "name=yours"
@@ -116,8 +116,8 @@ async def test_the_listing_is_lean_and_keeps_what_an_agent_needs():
 
 
 async def test_the_readme_quotes_the_listing_as_the_server_sends_it():
-    """README's Speed section gives the listing's size and what a model reads of it, in thousands (issue 30, item 10:
-    its figures had gone stale)."""
+    """README's Speed section gives the listing's size and what a model reads of it, in thousands (its
+    figures had once gone stale)."""
     tools = await listed()
     listing = len(json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]},
                              separators=(",", ":")))

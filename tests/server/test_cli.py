@@ -112,7 +112,7 @@ def test_printed_verdicts_cut_nothing_and_skip_an_empty_next():
     from pick_a_method.methods.prime_rl import prime_rl_config
 
     printed = run(COMMANDS["prime-rl-config"]).stdout
-    assert "…" not in printed  # issue 30: nothing is cut; each note is printed whole on its own line
+    assert "…" not in printed  # nothing is cut; each note is printed whole on its own line
     for note in prime_rl_config("refunds-v1", "grpo", model=MODEL).notes:
         assert f"    - {cli.cli_words(note, 'prime-rl-config')}" in printed.splitlines(), note
     routed = run(COMMANDS["route"]).stdout

@@ -1,4 +1,4 @@
-"""The command line in its own words (issue 25, item 4), checked the way a person meets it: every verdict and error
+"""The command line in its own words, checked the way a person meets it: every verdict and error
 the CLI prints for the shipped examples, the config writers and their refusals is swept for MCP syntax
 (`fields={...}`, `route({...})`, `pass model='X'`, a tool call's JSON); every flag a hint names exists; a mistyped
 flag or command gets a did-you-mean; a missing taskset is named as the taskset; a CSV split by `;` or tabs routes

@@ -1,4 +1,4 @@
-"""Reads and writes only where the user said (issue 22): a real client declaring roots, a server started from /
+"""Reads and writes only where the user said: a real client declaring roots, a server started from /
 and from the home folder, --root, symlinks out of a root, `..` paths, and a private key: each refused with a clear
 error naming the argument and how to allow a folder, nothing read back and nothing written."""
 
@@ -173,7 +173,7 @@ def test_a_sidecar_linked_out_of_the_roots_is_not_read(tree):
 
 @pytest.mark.parametrize("started_in", ["root", "outside"])
 async def test_the_config_file_a_next_step_names_lands_where_the_server_may_write(tree, monkeypatch, started_in):
-    """route's next step names the config file by its bare name (issue 30, item 4). Over MCP, where the server's
+    """route's next step names the config file by its bare name. Over MCP, where the server's
     working folder is outside the roots, the name becomes a path in the first write root, so making exactly the call
     next_step names writes the file; inside a root it stays bare (it lands in the working folder)."""
     from pick_a_method.server.rows_tools import RouteArguments

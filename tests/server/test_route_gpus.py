@@ -1,4 +1,4 @@
-"""route's GPU split arguments (issue 15) over MCP and the CLI: gpus and throughput in, prime-rl's inference /
+"""route's GPU split arguments over MCP and the CLI: gpus and throughput in, prime-rl's inference /
 trainer split out, carried into prime_rl_config's next step as its own `gpus` argument."""
 
 import json
@@ -70,7 +70,7 @@ def test_cli_route_takes_gpus_and_throughput(tmp_path):
 
 
 async def test_the_mcp_route_on_mixed_carries_batch_k_and_gpus_into_a_config_that_has_them(tmp_path):
-    # issue 23: route advised a batch its prime_rl_config call did not write, and dropped gpus=8 without throughput
+    # route once advised a batch its prime_rl_config call did not write, and dropped gpus=8 without throughput
     rows = str(Path(__file__).resolve().parents[2] / "examples" / "mixed.jsonl")
     async with Client(create_server(ServerOptions(write_roots=(str(tmp_path),)))) as c:
         out = (await c.call_tool("route", {"rows_path": rows, "model": MODEL, "gpus": 8,

@@ -56,7 +56,7 @@ async def test_route_from_an_example_file_validates():
         out = await call_ok(c, "route", {"rows_path": str(EXAMPLES / "mixed.jsonl"), "model": MODEL,
                                          "taskset": "refunds-v1"})
     assert out["route"] == "grpo"
-    # group size and batch from the rollout advice (issue 15): 32 groups with signal a step at k = 8
+    # group size and batch from the rollout advice: 32 groups with signal a step at k = 8
     advice = out["rollouts"]
     assert advice["group_size"] == 8 and advice["batch"] == advice["prompts_per_step"] * 8
     assert out["next_step"] == {"tool": "prime_rl_config", "arguments": {"taskset": "refunds-v1", "method": "grpo",

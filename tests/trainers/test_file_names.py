@@ -1,4 +1,4 @@
-"""One file name throughout (issue 30, item 5): each writer's launch command, summary, next step and file header
+"""One file name throughout: each writer's launch command, summary, next step and file header
 name the same file: `out` where given, else the trainer's default name for the method (Trainer.out_name). Saved
 under that name, the text is what the printed command reads: TRL's own CLI and verl's Hydra load it."""
 

@@ -113,7 +113,7 @@ def test_needs_and_placeholders():
     bare = trl_config("grpo", model=MODEL)
     assert bare.verdict == "ready" and bare.path is None
     assert [n.split(":")[0] for n in bare.needs] == ["dataset", "reward_funcs", "packages", "dataset columns"]
-    # Issue 30, items 6 and 21: the arguments to fill in, as trl_config takes them, are <their name> in the text and
+    # The arguments to fill in, as trl_config takes them, are <their name> in the text and
     # the next step's needs (dataset, written as TRL's dataset_name, said once); the install and the column check
     # are not fill-ins, so with everything given the next step says install and check, not "Fill in".
     assert bare.next_step.needs == ["dataset", "reward_funcs"] and "dataset_name" in bare.needs[0]
@@ -207,7 +207,7 @@ def test_the_trl_check_itself_rejects_a_bad_config(key, value, tmp_path, monkeyp
 
 @pytest.mark.parametrize("example", ["mixed", "off_policy"])
 def test_route_to_trl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
-    # Issue 30, items 6 and 21: route names trl_config's own arguments; given, the writer has nothing left to fill in.
+    # route names trl_config's own arguments; given, the writer has nothing left to fill in.
     from pick_a_method.routing import read_rows, route
 
     step = route(read_rows(f"examples/{example}.jsonl"), model=MODEL, trainer="trl").next_step

@@ -68,12 +68,12 @@ def test_every_config_launches_at_its_world_size(name, layout, batch, tmp_path, 
 
 
 @pytest.mark.parametrize("kwargs, batch, processes", [
-    (dict(method="grpo", gpus=8), 32, 8),                                  # the issue's cases, written now
+    (dict(method="grpo", gpus=8), 32, 8),                                  # layouts once written wrong, written now
     (dict(method="grpo", gpus=8, nodes=2), 64, 16),
     (dict(method="grpo", knobs={"group_size": 16}, gpus=8), 64, 8),
     (dict(method="async grpo", knobs={"correction": "icepop"}, gpus=8), 32, 8),
 ])
-def test_the_issue_layouts_launch(kwargs, batch, processes, tmp_path, monkeypatch):
+def test_the_once_wrong_layouts_launch(kwargs, batch, processes, tmp_path, monkeypatch):
     result = trl_config(model=MODEL, batch=batch, out=tmp_path / "c.yaml", **kwargs)
     values = trl_check.check(result, tmp_path / "c.yaml", monkeypatch)
     assert values["__world_size__"] == processes and values["steps_per_generation"] * processes * \
@@ -110,7 +110,7 @@ def test_needs_name_the_packages_and_columns_the_command_uses():
     assert packages(lora) == {"peft", "vllm", "math-verify"}
     columns = next(n for n in lora.needs if n.startswith("dataset columns:"))
     assert "prompt (" in columns and "solution (read by accuracy_reward: " in columns
-    # Issue 30, item 20: what the column must hold, or accuracy_reward gives no signal (math_verify parses it).
+    # What the column must hold, or accuracy_reward gives no signal (math_verify parses it).
     holds = columns.split("solution (read by accuracy_reward: ", 1)[1]
     assert "math_verify" in holds and "zero signal" in holds and "\\boxed{" in holds
     plain = trl_config("grpo", model=MODEL, lora=False, vllm=False, dataset="d", reward_funcs="my.reward")
@@ -145,7 +145,7 @@ def test_an_override_that_splits_a_group_is_refused_with_the_fix(tmp_path):
                                        {"per_device_train_batch_size": 4, "steps_per_generation": 1}])
 def test_groupwise_overrides_that_split_a_group_across_processes_are_refused_and_the_fix_launches(
         overrides, tmp_path, monkeypatch):
-    # Issue 30, item 18: the whole-groups-per-process rule was checked before the overrides only, and this config
+    # The whole-groups-per-process rule was once checked before the overrides only, and this config
     # was written (generation_batch_size 8 on 2 processes: 4 rewards a process, the run stopped at step 1).
     kwargs = dict(method="groupwise_grading", model=MODEL, gpus=2, batch=16)
     with pytest.raises(ValueError, match="not whole groups of 8") as err:

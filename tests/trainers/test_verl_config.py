@@ -176,9 +176,9 @@ def _placeholders(value):
 
 @pytest.mark.parametrize("example", ["mixed", "student"])
 def test_route_to_verl_config_filled_in_as_told_leaves_nothing_to_fill(example, tmp_path, monkeypatch):
-    # Issue 30, item 19: route --trainer verl listed train_files and reward_function, not val_files; filled in as
+    # route --trainer verl once listed train_files and reward_function, not val_files; filled in as
     # told, verl's dataloader met <val.parquet>. route's needs, each given a value, now leave no placeholder, and the
-    # writer's own next step has nothing left to fill in (item 21: it says install, not "Fill in").
+    # writer's own next step has nothing left to fill in (it says install, not "Fill in").
     from pick_a_method.routing import read_rows, route
 
     extra = {"teacher_rows": read_rows("examples/teacher_strong.jsonl")} if example == "student" else {}
