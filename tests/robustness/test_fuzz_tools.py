@@ -281,6 +281,16 @@ OUT = st.one_of(
                      "~/x.toml", "~nosuchuser/x.toml", out_path("..") + "/up.toml", out_path("a\x00b.toml")]),
     ODD_TEXT, ODD)
 
+# route's freeze: the held-out manifest (.json), never over a file, only inside the write root
+FREEZE = st.one_of(
+    st.none(),
+    st.integers(0, 10**9).map(lambda i: out_path(f"fresh{i}.json")),
+    st.just(out_path("existing.json")),
+    st.sampled_from([out_path("x.toml"), out_path("missing/dir/x.json"), out_path(""), str(WRITE_ROOT),
+                     str(WORK / "outside.json"), "/etc/pick-a-method.json", "../escape.json", "holdout.json",
+                     "~/x.json", out_path("a\x00b.json")]),
+    ODD_TEXT, ODD)
+
 FIELDS: dict[str, st.SearchStrategy] = {
     "rows": ROWS, "teacher_rows": ROWS, "student_rows": ROWS, "before_rows": ROWS, "after_rows": ROWS,
     "rows_path": PATHS, "teacher_rows_path": PATHS, "student_rows_path": PATHS, "before_rows_path": PATHS,
@@ -303,7 +313,7 @@ FIELDS: dict[str, st.SearchStrategy] = {
     "student_tokenizer": st.one_of(st.none(), st.none(), st.none(), ODD_TEXT, st.just(str(WORK))),
     "method": st.one_of(st.sampled_from(METHODS_PRIME), ODD_TEXT, ODD),
     "knobs": knobs_for(KNOB_KEYS), "overrides": knobs_for(OVERRIDE_KEYS),
-    "out": OUT, "overwrite": st.one_of(st.booleans(), ODD),
+    "out": OUT, "freeze": FREEZE, "overwrite": st.one_of(st.booleans(), ODD),
     "gpus": st.one_of(st.integers(0, 16), INTS, ODD), "steps": st.one_of(st.integers(-1, 1000), INTS, ODD),
     "batch": st.one_of(st.integers(-1, 1024), INTS, ODD), "lora": st.one_of(st.booleans(), ODD),
     "trajectories": TRAJECTORIES,
@@ -317,7 +327,7 @@ TOOL_FIELDS = {
     "holdout_size": ["effect", "base", "k", "power", "alpha", "task_std", "before_rows", "before_rows_path",
                      "after_rows", "after_rows_path"],
     "route": ["rows", "rows_path", "model", "teacher_rows", "teacher_rows_path", "taskset", "teacher",
-              "teacher_base_url", "tokenizers_match", "preference_pairs", "pass_threshold", "effect"],
+              "teacher_base_url", "tokenizers_match", "preference_pairs", "pass_threshold", "effect", "freeze"],
     "prime_rl_config": ["taskset", "method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora",
                         "overrides", "teacher_tokenizer", "student_tokenizer"],
     "preview_update": ["method", "knobs", "trajectories", "path"],
@@ -391,6 +401,7 @@ def known_bug(tool: str, args: dict[str, Any]) -> str | None:
 def check_call(tool: str, args: dict[str, Any], tally) -> None:
     srv = server()
     (WRITE_ROOT / "existing.toml").write_text("# someone's config\n")
+    (WRITE_ROOT / "existing.json").write_text("{}\n")  # a manifest frozen before: never replaced
 
     async def go() -> None:
         async with Client(srv) as c:
@@ -405,6 +416,7 @@ def check_call(tool: str, args: dict[str, Any], tally) -> None:
 
     anyio.run(go)
     assert (WRITE_ROOT / "existing.toml").read_text() == "# someone's config\n" or args.get("overwrite") is True
+    assert (WRITE_ROOT / "existing.json").read_text() == "{}\n"
 
 
 def _short(args: dict[str, Any]) -> str:
@@ -450,7 +462,7 @@ def test_every_call_ends_in_a_verdict_or_a_tool_error(tool, tally):
 
 
 def test_nothing_was_written_outside_the_write_root():
-    outside = [p for p in WORK.iterdir() if p.suffix == ".toml"]
+    outside = [p for p in WORK.iterdir() if p.suffix == ".toml" or p.name == "outside.json"]  # gen*.json: inputs
     assert not outside, outside
     leftovers = [p.name for p in WRITE_ROOT.iterdir() if p.name.startswith(".")]
     assert not leftovers, f"temporary files left behind: {leftovers}"
