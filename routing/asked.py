@@ -155,7 +155,7 @@ class Asked:
             if e.field != "n_tasks":
                 raise
             self.warn(f"nothing frozen into {os.fspath(self.o.freeze)}: the rows hold fewer graded tasks than the "
-                      f"held-out set needs (before_gpu says what to change)")
+                      f"held-out set needs (the before-the-GPU advice says what to change)")
             return None
 
     def verdict(self, d: Decision) -> Route:
