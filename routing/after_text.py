@@ -176,9 +176,9 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
                         needs=[f"{n} (a checkpoint trained on all the training tasks, or with the reward fixed)"
                                for n in needs],
                         why=f"The selected data did no better than a random selection of the same size "
-                            f"({ci(v.random_selection)}): train on all the training tasks (or fix the reward that scored the selection), score "
-                            f"that checkpoint on the same held-out tasks and ask again against the same base and "
-                            f"random selection.")
+                            f"({ci(v.random_selection)}): train on all the training tasks (or fix the reward that "
+                            f"scored the selection), score that checkpoint on the same held-out tasks and ask again "
+                            f"against the same base and random selection.")
     if v.verdict == "proven":
         args, needs = _again(v, arms, mapping, keep=("before", "after", *CONTROLS))
         args["guards"] = [GUARD]
