@@ -35,7 +35,7 @@ from .verdicts import NextStep
 
 __all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
 
-NO_REPLIES = ("no row carries its reply (completion, response or output; fields={\"completion\": ...} maps "
+NO_REPLIES = ("no row carries its reply (completion, response or output; fields={'completion': ...} maps "
               "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
               "reply graded both ways, grades that follow length)")
 
