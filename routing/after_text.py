@@ -96,7 +96,9 @@ def summary(v: After, rule: str) -> str:
         hack = (" More replies hit the token cap after training: check for length hacking." if v.cut_offs and
                 v.cut_offs.length_hacking else "")
         controls = "" if _controls(v) else " No control arm was given, so the gain is not yet attributed to the method."
-        return f"Proven on {v.n_tasks} held-out tasks: {rule}.{small}{hack}{controls}"
+        guards = (f" No guard regressed ({', '.join(g.name for g in v.guards)}; Holm across {len(v.guards)})."
+                  if v.guards else "")
+        return f"Proven on {v.n_tasks} held-out tasks: {rule}.{small}{hack}{controls}{guards}"
     if v.verdict == "no_gain":
         return (f"No gain of the registered size: {rule}, so any real gain is smaller (these tasks detect "
                 f"{s.detectable_effect:.3f} at power 0.8)." if s else f"No gain: {rule}.")
@@ -137,6 +139,12 @@ def _again(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] | N
 CONTROLS = ("random_selection", "random_reward")
 
 
+def _new_after(needs: list[str], what: str) -> list[str]:
+    """`needs` with the after arm's placeholder saying what its new rows must be (an arm given inline, to pass
+    again, says nothing more)."""
+    return [f"{n} ({what})" if n == "after_rows_path" else n for n in needs]
+
+
 def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] | None = None) -> NextStep:
     """The call (or the instruction) each verdict leads to, every rows argument either the same file or a placeholder
     named in `needs` with what it must hold."""
@@ -173,12 +181,18 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
     if v.verdict == "selection_problem":
         args, needs = _again(v, arms, mapping, keep=("before", *CONTROLS))
         return NextStep(tool="after", arguments=args,
-                        needs=[f"{n} (a checkpoint trained on all the training tasks, or with the reward fixed)"
-                               for n in needs],
+                        needs=_new_after(needs, "a checkpoint trained on all the training tasks, or with the "
+                                                "reward fixed"),
                         why=f"The selected data did no better than a random selection of the same size "
                             f"({ci(v.random_selection)}): train on all the training tasks (or fix the reward that "
                             f"scored the selection), score that checkpoint on the same held-out tasks and ask again "
                             f"against the same base and random selection.")
+    if v.verdict == "proven" and v.guards:  # the guards held: a second seed is what is left to check
+        args, needs = _again(v, arms, mapping, keep=("before", *CONTROLS))
+        return NextStep(tool="after", arguments=args,
+                        needs=_new_after(needs, "a second training seed's checkpoint on the same held-out tasks"),
+                        why=f"No guard regressed ({', '.join(g.name for g in v.guards)}): ask again with a second "
+                            f"training seed's checkpoint as after_rows_path: one seed's gain can flip sign at another.")
     if v.verdict == "proven":
         args, needs = _again(v, arms, mapping, keep=("before", "after", *CONTROLS))
         args["guards"] = [GUARD]
