@@ -211,7 +211,9 @@ def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float, diff:
         q = min(p + effect, 1.0)
         sd, source = math.sqrt((p * (1 - p) + q * (1 - q)) / k), "model"
     mean, ci = diff.one()
-    half = (ci[1] - ci[0]) / 2 if ci else z * sd / math.sqrt(max(n, 1))
+    # the interval in hand where its spread was measured; where the differences did not vary (an interval of ~0
+    # width) the binomial model's sd, the one the sizes below use
+    half = (ci[1] - ci[0]) / 2 if ci and source == "rows" else z * sd / math.sqrt(max(n, 1))
     detectable = zp / z * half
     n_tasks, basis = tasks_needed(sd, effect, D.HOLDOUT_POWER, D.HOLDOUT_ALPHA), "effect"
     k_needed, why = rollouts_needed(upper, lower, effect, zp, sd, source)
@@ -232,8 +234,10 @@ def rollouts_needed(upper: ArmNumbers, lower: ArmNumbers, effect: float, zp: flo
     sigma^2 the two arms' per-rollout variance and omega^2 what the tasks' own spread leaves (Miller 2024 sec. 5).
     None, with the reason, when the sampling part is unmeasured or the task part alone is too wide."""
     n = upper.n
-    if source != "rows" or n < D.MIN_CI_TASKS:
+    if n < D.MIN_CI_TASKS:
         return None, "too few tasks to split the spread"
+    if source != "rows":
+        return None, "the paired differences do not vary: no spread to split"
     within = upper.var_mean + lower.var_mean
     if np.isnan(within).any():
         return None, "one rollout a task: the sampling spread is unmeasured"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import defaults as D
-from .after_verdicts import After, ControlComparison, Difference
+from .after_verdicts import After, ControlComparison, Difference, Sizing
 from .questions import rows_arguments
 from .rows import GradedRows
 from .verdicts import NextStep
@@ -77,6 +77,15 @@ def decided_by(v: After) -> str:
     return f"{ci(p)} holds both 0 and the registered effect {v.effect:g}"
 
 
+def detects(v: After, s: Sizing) -> str:
+    """What the tasks in hand detect, in words ("These 24 tasks at k=4 detect a gain of 0.123"): past 1, the whole
+    scale, no gain can be shown."""
+    subject, verb = ("This task", "detects") if v.n_tasks == 1 else (f"These {v.n_tasks} tasks", "detect")
+    gain = ("no gain (a pass rate can rise by 1 at most)" if s.detectable_effect >= 1 else
+            f"a gain of {s.detectable_effect:.3f}")
+    return f"{subject} at k={s.k} {verb} {gain}"
+
+
 def summary(v: After, rule: str) -> str:
     s = v.sizing
     if v.verdict == "not_comparable":
@@ -100,15 +109,18 @@ def summary(v: After, rule: str) -> str:
                   if v.guards else "")
         return f"Proven on {v.n_tasks} held-out tasks: {rule}.{small}{hack}{controls}{guards}"
     if v.verdict == "no_gain":
-        return (f"No gain of the registered size: {rule}, so any real gain is smaller (these tasks detect "
-                f"{s.detectable_effect:.3f} at power 0.8)." if s else f"No gain: {rule}.")
+        if s is None:
+            return f"No gain: {rule}."
+        said = detects(v, s)
+        return (f"No gain of the registered size: {rule}, so any real gain is smaller ({said[0].lower()}{said[1:]} at "
+                f"power 0.8).")
     assert s is not None
     more = (f"; or k={s.k_needed} rollouts a task on these {v.n_tasks}" if s.k_needed and s.k_needed > s.k else "")
     if s.basis == "observed":
         return (f"Underpowered: {rule}. The observed gain sits between 0 and the registered {v.effect:g}: about "
                 f"{s.n_tasks} held-out tasks at k={s.k} would tell it apart ({s.of}), if it holds.")
-    return (f"Underpowered: {rule}. These {v.n_tasks} tasks at k={s.k} detect a gain of {s.detectable_effect:.3f}; "
-            f"{s.n_tasks} held-out tasks at k={s.k} would detect {v.effect:g} ({s.of}){more}.")
+    return (f"Underpowered: {rule}. {detects(v, s)}; {s.n_tasks} held-out tasks at k={s.k} would detect "
+            f"{v.effect:g} ({s.of}){more}.")
 
 
 def _again(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] | None, keep: tuple[str, ...] = (),
@@ -216,17 +228,17 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
     if more_k:  # the cheaper fix: more rollouts on the tasks in hand
         args, needs = _again(v, arms, mapping)
         return NextStep(tool="after", arguments=args, needs=[f"{n} (re-scored at k={s.k_needed})" for n in needs],
-                        why=f"These {v.n_tasks} tasks at k={s.k} detect a gain of {s.detectable_effect:.3f}: score "
-                            f"every arm again on them at k={s.k_needed} rollouts a task (or on {s.n_tasks} held-out "
-                            f"tasks at k={s.k}) and ask again.")
+                        why=f"{detects(v, s)}: score every arm again on them at k={s.k_needed} rollouts a task (or "
+                            f"on {s.n_tasks} held-out tasks at k={s.k}) and ask again.")
     args, needs = _again(v, arms, mapping, frozen=False)
     if s.basis == "observed":
         why = (f"The gain sits between 0 and the registered {v.effect:g}: about {s.n_tasks} held-out tasks at k={s.k} "
                f"would tell which, if it holds; score every arm on that many (none of them trained on) and ask "
                f"again.")
     else:
-        why = (f"These {v.n_tasks} tasks at k={s.k} detect {s.detectable_effect:.3f}; {s.n_tasks} held-out tasks at "
-               f"k={s.k} detect {v.effect:g} from the measured spread (holdout_size's formula): score every arm on "
-               f"that many (none of them trained on) and ask again.")
+        spread = ("the measured spread" if s.sd_source == "rows" else
+                  "the binomial model at the base's pass rate (no spread was measured)")
+        why = (f"{detects(v, s)}; {s.n_tasks} held-out tasks at k={s.k} detect {v.effect:g} from {spread} "
+               f"(holdout_size's formula): score every arm on that many (none of them trained on) and ask again.")
     return NextStep(tool="after", arguments=args,
                     needs=[f"{n} (scored on {s.n_tasks} held-out tasks at k={s.k})" for n in needs], why=why)

@@ -1,4 +1,5 @@
-"""`after`'s words against its evidence: a next step that asks only for what was not given."""
+"""`after`'s words against its evidence: a next step that asks only for what was not given, and a size that is
+never below what the tasks can show (nor a gain past the whole scale)."""
 
 import json
 
@@ -35,3 +36,22 @@ def test_proven_with_guards_given_asks_for_a_second_seed_not_the_guards_again(tm
     assert step.arguments["after_rows_path"] == "<after_rows_path>"  # the second seed's checkpoint, to fill in
     assert step.needs == ["after_rows_path (a second training seed's checkpoint on the same held-out tasks)"]
     assert "second training seed" in step.why and "general" in step.why
+
+
+def test_arms_that_do_not_differ_detect_what_the_model_spread_says_not_zero():
+    """The same rows twice: every paired difference is 0, so the interval is about 0 wide; what these tasks can
+    detect is still the binomial model's (the size beside it uses that sd), never 0."""
+    rows = arm(passes(40), model=BASE)
+    v = after(rows, rows)
+    s = v.sizing
+    assert s.sd_source == "model" and s.detectable_effect > 0.1
+    assert f"detect a gain of {s.detectable_effect:.3f}" in v.summary and "detect a gain of 0.000" not in v.summary
+    assert s.k_why == "the paired differences do not vary: no spread to split"
+
+
+def test_a_single_task_detects_no_gain_rather_than_one_past_the_scale():
+    one = rows_from_passes([1], k=1, model=BASE)
+    v = after(one, rows_from_passes([1], k=1, model=TRAINED))
+    assert v.verdict == "underpowered" and v.sizing.detectable_effect >= 1
+    assert "This task at k=1 detects no gain (a pass rate can rise by 1 at most)" in v.summary
+    assert "measured spread" not in v.next_step.why and "no spread was measured" in v.next_step.why
