@@ -1,8 +1,9 @@
 """A verdict as a person reads it on the command line: the answer, the summary, warnings, the next step, then
 the evidence (`pick-a-method route FILE ...`; `--json` prints the whole verdict instead).
 
-Nothing is cut: a note, a need, a reason is printed whole, one to a line; a table is printed key by key; what only a
-program reads (a list of tables: the prediction at each k, a fitted prior) is named and left to --json."""
+Nothing is cut: a note, a need, a reason is printed whole, one to a line; a table is printed key by key, a list of
+flat tables (after's arms and guards) one table a line; what only a program reads (tables inside a table: the
+prediction at each k, a fitted prior) is named and left to --json."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def _readable(value: Any) -> bool:
     return _scalar(value)
 
 
+def _entry(table: dict[str, Any]) -> str:
+    """A flat table on one line: `name before, pass_at_1 0.5, ci95 [0.3, 0.7]` (empty values left out)."""
+    first = {"name": table["name"]} if "name" in table else {}  # what the line is about, first
+    return ", ".join(f"{k} {_word(v)}" for k, v in {**first, **table}.items() if v not in (None, [], {}))
+
+
 def _lines(key: str, value: Any, indent: str = "  ") -> list[str]:
     """`key: value` in words and in full: a list of texts one item a line, a table one key a line."""
     if value in (None, [], {}):
@@ -44,6 +51,8 @@ def _lines(key: str, value: Any, indent: str = "  ") -> list[str]:
         return [f"{indent}{key}:", *(f"{indent}  - {v}" for v in value)]
     if isinstance(value, list) and _readable(value):
         return [f"{indent}{key}: {', '.join(_word(v) for v in value)}"]
+    if isinstance(value, list) and all(isinstance(v, dict) and _readable(v) for v in value):  # after's arms, guards
+        return [f"{indent}{key}:", *(f"{indent}  - {_entry(v)}" for v in value)]
     if isinstance(value, dict):
         lines = [f"{indent}{key}:"]
         kept = {k: v for k, v in value.items() if _readable(v)}
