@@ -236,7 +236,7 @@ RouteName = Literal["fix_reward", "grade_first", "single_rollout", "floor", "sat
 
 
 class Route(Verdict):
-    """The six questions in the skill's order; the first that decides, stops."""
+    """The questions (0 to 6) in the skill's order; the first that decides, stops."""
 
     route: RouteName
     methods: list[str] = Field(description="The concrete methods for this route, best first.")
