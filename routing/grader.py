@@ -112,7 +112,7 @@ def grader_step(a: Asked) -> Decision | None:
 
 def caption_line(trace: list[Any]) -> str | None:
     """What question 0 found, for the band picture's caption (None when it found nothing)."""
-    q0 = next((t for t in trace if t.name == "grader"), None)
+    q0 = _question_0(trace)
     if q0 is None or q0.answer in ("ok", "no_replies"):
         return None
     e = q0.evidence
@@ -131,6 +131,11 @@ def caption_line(trace: list[Any]) -> str | None:
     return f"Grader: {'; '.join(said)}." if said else None
 
 
+def _question_0(trace: list[Any]) -> Any:
+    """The trace's grader step (None where the route had none)."""
+    return next((t for t in trace if t.name == "grader"), None)
+
+
 def replies(n: int, kind: str) -> str:
     return f"{n} {kind} {'reply' if n == 1 else 'replies'}"
 
@@ -147,7 +152,7 @@ def placeholder(rows: GradedRows) -> bool:
 
 def grader_caption(trace: list[Any]) -> str | None:
     """The picture's whole caption where question 0 decided the route (None where it did not)."""
-    q0 = next((t for t in trace if t.name == "grader"), None)
+    q0 = _question_0(trace)
     if q0 is None or not q0.decided:
         return None
     return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "

@@ -56,12 +56,19 @@ class WriterArguments(Arguments):
     teacher_tokenizer: str | None = arg(None, cli=NOT)
     student_tokenizer: str | None = arg(None, cli=NOT)
 
+    def shared(self, allowed_roots: Any, tokenizers_match: Any) -> dict[str, Any]:
+        """The arguments every writer function takes, as given."""
+        return given(model=self.model, knobs=pairs_dict(self.knobs, nest=True), out=self.out,
+                     overwrite=self.overwrite, steps=self.steps, lora=self.lora, allowed_roots=allowed_roots,
+                     tokenizers_match=tokenizers_match)
+
 
 class PrimeRlConfigArguments(WriterArguments):
     """Write prime-rl's `rl` TOML: the text, knobs honored or ignored, needs, the launch command."""
 
     tool, title = "prime_rl_config", "Write the prime-rl config"
-    taskset: str = arg(..., "prime-rl taskset id", cli=Cli(positional=True, help="prime-rl taskset id (env.taskset.id)"))
+    taskset: str = arg(..., "prime-rl taskset id", cli=Cli(
+        positional=True, help="prime-rl taskset id (env.taskset.id)"))
     method: str = arg(..., methods_of(PRIME_RL), cli=Cli(positional=True, help=(
         f"{methods_of(PRIME_RL)} (async wraps one of them: --knob method=grpo)")))
     gpus: Count = arg(None, "Split evenly; per node with nodes", cli=Cli(help=(
@@ -78,8 +85,9 @@ class PrimeRlConfigArguments(WriterArguments):
     wandb: WandBArg = arg(None, "project, name, entity, offline", cli=Cli(
         pairs=True, help="W&B: project, name, entity, offline (repeatable; default: no W&B)"))
     checkpoint: CheckpointArg = arg(None, "interval, keep_last, resume; [\"false\"]: none", cli=Cli(
-        pairs=True, off=("--no-checkpoint", "write no [ckpt]"), help="interval, keep_last, resume (true, a step, or a .../step_N folder) "
-                                                "(repeatable; default: the library's [ckpt])"))
+        pairs=True, off=("--no-checkpoint", "write no [ckpt]"),
+        help="interval, keep_last, resume (true, a step, or a .../step_N folder) (repeatable; default: the library's "
+             "[ckpt])"))
     run_name: str | None = arg(None, "Run folder, to resume", cli=Cli(
         help="run.name: the run folder under --output-dir (needed to resume)"))
     output_dir: str | None = arg(None, "On the GPU machine", cli=Cli(
@@ -106,16 +114,15 @@ class PrimeRlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.methods.prime_rl import prime_rl_config
 
-        return prime_rl_config(self.taskset, self.method, **given(
-            model=self.model, knobs=pairs_dict(self.knobs, nest=True), out=self.out, overwrite=self.overwrite,
-            gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"), steps=self.steps, batch=self.batch, lora=self.lora,
-            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), allowed_roots=allowed_roots,
-            tokenizers_match=tokenizers_match, renderer=self.renderer, wandb=plain(self.wandb),
-            checkpoint=plain(self.checkpoint), run_name=self.run_name, output_dir=self.output_dir,
-            nodes=split(self.nodes, self.inference_nodes, self.trainer_nodes, "nodes"), slurm=pairs_dict(self.slurm, nest=False, what="slurm"),
-            max_model_len=self.max_model_len, gpu_memory_utilization=self.gpu_memory_utilization,
-            eval_taskset=self.eval_taskset, eval_split=plain(self.eval_split, "eval_split"),
-            scheduler=plain(self.scheduler, "scheduler"), warmup_steps=self.warmup_steps))
+        return prime_rl_config(self.taskset, self.method, **self.shared(allowed_roots, tokenizers_match), **given(
+            gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"), batch=self.batch,
+            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), renderer=self.renderer, wandb=plain(self.wandb), checkpoint=plain(self.checkpoint),
+            run_name=self.run_name, output_dir=self.output_dir,
+            nodes=split(self.nodes, self.inference_nodes, self.trainer_nodes, "nodes"),
+            slurm=pairs_dict(self.slurm, nest=False, what="slurm"), max_model_len=self.max_model_len,
+            gpu_memory_utilization=self.gpu_memory_utilization, eval_taskset=self.eval_taskset,
+            eval_split=plain(self.eval_split, "eval_split"), scheduler=plain(self.scheduler, "scheduler"),
+            warmup_steps=self.warmup_steps))
 
 
 class TrlConfigArguments(WriterArguments):
@@ -138,12 +145,9 @@ class TrlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.methods.trl import trl_config
 
-        return trl_config(self.method, **given(
-            model=self.model, knobs=pairs_dict(self.knobs, nest=True), dataset=self.dataset,
-            reward_funcs=self.reward_funcs, out=self.out, overwrite=self.overwrite, gpus=self.gpus, nodes=self.nodes,
-            steps=self.steps, batch=self.batch, lora=self.lora, vllm=self.vllm,
-            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), allowed_roots=allowed_roots,
-            tokenizers_match=tokenizers_match))
+        return trl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
+            dataset=self.dataset, reward_funcs=self.reward_funcs, gpus=self.gpus, nodes=self.nodes, batch=self.batch,
+            vllm=self.vllm, overrides=pairs_dict(self.overrides, nest=False, what="overrides")))
 
 
 class VerlConfigArguments(WriterArguments):
@@ -168,12 +172,10 @@ class VerlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.methods.verl import verl_config
 
-        return verl_config(self.method, **given(
-            model=self.model, knobs=pairs_dict(self.knobs, nest=True), train_files=self.train_files,
-            val_files=self.val_files, reward_function=self.reward_function, out=self.out, overwrite=self.overwrite,
-            gpus=self.gpus, nodes=self.nodes, teacher_gpus=self.teacher_gpus, steps=self.steps, batch=self.batch,
-            lora=self.lora, overrides=pairs_dict(self.overrides, nest=False, what="overrides"),
-            allowed_roots=allowed_roots, tokenizers_match=tokenizers_match))
+        return verl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
+            train_files=self.train_files, val_files=self.val_files, reward_function=self.reward_function,
+            gpus=self.gpus, nodes=self.nodes, teacher_gpus=self.teacher_gpus, batch=self.batch,
+            overrides=pairs_dict(self.overrides, nest=False, what="overrides")))
 
 
 class PreviewUpdateArguments(Arguments):
