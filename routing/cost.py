@@ -52,7 +52,7 @@ def split_needs(cost: Any, throughput_given: bool) -> str:
     (`cost` None), the split itself."""
     if cost is None:
         return "split them yourself with gpus={'inference': <n>, 'trainer': <m>} where one side needs more."
-    missing = [f"the rows' {m}" for m in getattr(cost, "missing", None) or [] if m.startswith("token counts (")]
+    missing = ["the rows' " + TOKEN_COUNTS] if TOKEN_COUNTS in cost.missing else []
     if not throughput_given:
         missing.append("the throughput argument (vLLM's and the trainer's tokens/s per GPU)")
     if not missing:

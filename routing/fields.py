@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pick_a_method.common import dotted
-from pick_a_method.common.dotted import is_index  # noqa: F401 - the readers' list-index test
 from pick_a_method.common.errors import InputError
 
 # Native names, first present wins (a null counts as absent). The anchor SDK writes the sampler as

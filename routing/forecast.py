@@ -14,7 +14,7 @@ from pick_a_method.common.trainers import STEPS  # the writers' default: the run
 
 from . import defaults as D
 from .confidence import route_confidence
-from .cost import run_cost, split_needs, throughputs  # noqa: F401 - split_needs: the steps name what a split lacks
+from .cost import run_cost, throughputs
 from .prior import RatePrior, fit_prior
 from .split import batch_for, best_k, group_signal, posterior_split_chance, predict_split, suggest_group_size
 from .verdicts import RolloutAdvice, RunCostEstimate, SplitAtK

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from . import defaults as D
 from pick_a_method.common.errors import InputError

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from . import defaults as D
 from .asked import Asked, Decision
-from .questions import plural, rows_arguments
+from .questions import plural
 from .readers import as_rows
 from .readers.replies import TOOL_TRAJECTORY
 from .rows import GradedRows, RowsLike, display_name

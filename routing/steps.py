@@ -22,7 +22,8 @@ from . import defaults as D
 from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
 from .compare import dominant_model, teacher_clears
-from .forecast import advice_prior, cost_estimate, split_needs, table_moments
+from .cost import split_needs
+from .forecast import advice_prior, cost_estimate, table_moments
 from .questions import (band, grading_warnings, reward_scale, rollouts_per_task, scale_advice, truncated_passes,
                         unit)
 from .rows import display_name

@@ -11,7 +11,7 @@ from typing import Any
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
-from pick_a_method.methods.config_result import Plan, check_teacher_tokenizer, placeholder, show
+from pick_a_method.methods.config_result import Plan, check_teacher_tokenizer, show
 from pick_a_method.methods.plans import Plans
 from pick_a_method.methods.trl import constants as C
 
@@ -255,7 +255,3 @@ def method_plan(obj: Any, *, model: str, lora: bool, vllm: bool, tokenizers_matc
     command, lr = PLANS.plan_of(obj.info)(obj, plan, model=model, lora=lora, vllm=vllm,
                                           tokenizers_match=tokenizers_match)
     return plan, command, lr
-
-
-def reward_placeholder() -> str:
-    return placeholder("your_module.your_reward_function")

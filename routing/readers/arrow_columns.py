@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import fields as F
+from pick_a_method.common.dotted import is_index
 from pick_a_method.common.errors import Unsupported
 from ..rows import make_rows
 from .builder import ColumnBuilder
@@ -39,7 +40,7 @@ def _get(table: Any, path: str) -> Any:
             if col.type.get_field_index(part) < 0:
                 return None
             col = pc.struct_field(col, part)
-        elif (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and F.is_index(part):
+        elif (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and is_index(part):
             col = _list_item(col, int(part))
         else:
             return None

@@ -16,7 +16,7 @@ from pick_a_method.server import cli
 from pick_a_method.server.arguments import DECLARED
 
 MIXED, STUDENT = str(EXAMPLES / "mixed.jsonl"), str(EXAMPLES / "student.jsonl")
-ROUTES = [[f"route", str(f), "--model", MODEL, "--trainer", t] for f in sorted(EXAMPLES.glob("*.jsonl"))
+ROUTES = [["route", str(f), "--model", MODEL, "--trainer", t] for f in sorted(EXAMPLES.glob("*.jsonl"))
           for t in ("prime-rl", "trl", "verl")]
 ROUTES += [["route", MIXED, "--model", MODEL, "--throughput", "fast"],
            ["route", STUDENT, "--model", MODEL, "--teacher-rows", str(EXAMPLES / "teacher_strong.jsonl")],
