@@ -78,6 +78,11 @@ class DiffPanel(BaseModel):
     n_tasks: int
     verdict: str
 
+    def span(self) -> tuple[float, float]:
+        """The lowest and highest value drawn: 0, the effect, each mean and interval end (the axis to fit)."""
+        ends = [0.0, self.effect] + [x for r in self.rows for x in (r.mean_diff, *(r.ci95 or ()))]
+        return min(ends), max(ends)
+
 
 def exact(rates: np.ndarray, k: int) -> bool:
     """Every rate is some j/k (one group of k a task), with k small enough for a level each."""

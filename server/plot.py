@@ -267,9 +267,9 @@ def _diffs(ax: Any, picture: Any) -> None:
                         label=f"registered effect {d.effect:g}")
     ax.set_yticks(ys, [r.label for r in d.rows], fontsize=9)
     ax.set_ylim(-0.6, len(d.rows) - 0.3)
-    ends = [0.0, d.effect] + [x for r in d.rows for x in ([r.mean_diff, *r.ci95] if r.ci95 else [r.mean_diff])]
-    pad = 0.15 * (max(ends) - min(ends)) or 0.05
-    ax.set_xlim(min(ends) - pad, max(ends) + pad)
+    lo, hi = d.span()
+    pad = 0.15 * (hi - lo) or 0.05
+    ax.set_xlim(lo - pad, hi + pad)
     ax.set_title(f"Paired differences, 95% intervals ({d.n_tasks} tasks)", fontsize=11)
     ax.set_xlabel("difference in pass rate per task, averaged")
     _legend_below(ax, [zero, effect], ncol=2)

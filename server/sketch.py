@@ -105,8 +105,7 @@ def _per_task(t: Any, paint: Any) -> list[str]:
 
 def _diffs(d: Any, paint: Any) -> list[str]:
     """Each paired difference as a line on one axis: the interval, its mean (o), 0 (|) and the effect (:)."""
-    ends = [0.0, d.effect] + [x for r in d.rows for x in ([r.mean_diff, *r.ci95] if r.ci95 else [r.mean_diff])]
-    lo, hi = min(ends), max(ends)
+    lo, hi = d.span()
     pad = 0.05 * (hi - lo) or 0.05
     lo, hi = lo - pad, hi + pad
     at = lambda x: round((x - lo) / (hi - lo) * (WIDTH - 1))  # noqa: E731
