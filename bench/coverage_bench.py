@@ -227,7 +227,7 @@ def confidence_table(evals: int, fresh_evals: int, draws: int, rng) -> None:
     """The route's confidence against how often a fresh eval of the same size gives the same route: per
     population, the route of `fresh_evals` evals drawn from it (their label shares are the truth), then `evals`
     evals each with its confidence under one task resample and under a resample of a resample (the default)."""
-    from pick_a_method.routing.confidence import route_confidence, route_labels
+    from pick_a_method.routing.forecasting.confidence import route_confidence, route_labels
 
     def eval_of(draw):
         s, t = draw(rng)

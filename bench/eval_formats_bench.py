@@ -127,13 +127,13 @@ def _fix_sizes(path: Path) -> None:
 PROGRAMS = {
     "pick-a-method route": ("from pick_a_method import routing\n"
                             "import pyarrow.json, pyarrow.compute  # imported outside the timing, as polars is\n"
-                            "import pick_a_method.routing.router, pick_a_method.routing.readers.registry\n"
+                            "import pick_a_method.routing.before_training.router, pick_a_method.routing.readers.registry\n"
                             "import pick_a_method.routing.readers.arrow_columns\n"
                             "r = routing.route(routing.read_rows(PATH), 'Qwen/Qwen3-8B'); assert r.route\n"),
     "pick-a-method route, hand-mapped": (  # before the eval tools' readers: the results file, fields named by hand
         "from pick_a_method import routing\n"
         "import pyarrow.json, pyarrow.compute\n"
-        "import pick_a_method.routing.router, pick_a_method.routing.readers.registry\n"
+        "import pick_a_method.routing.before_training.router, pick_a_method.routing.readers.registry\n"
         "import pick_a_method.routing.readers.arrow_columns\n"
         "r = routing.route(routing.read_rows(PATH, fields={'task_id': 'example_id', 'truncated': 'is_truncated'}),\n"
         "                  'Qwen/Qwen3-8B'); assert r.route\n"),

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import gradersim as S  # noqa: E402
 
-from pick_a_method.routing.grader import check_grader  # noqa: E402
+from pick_a_method.routing.before_training.grader import check_grader  # noqa: E402
 
 CASES = {  # name -> (make, what counts as a hit: "any" finding, or the finding named)
     "clean: program grader": (S.clean, "any"),

@@ -18,9 +18,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pick_a_method import routing  # noqa: E402
-from pick_a_method.routing.confidence import route_confidence  # noqa: E402
-from pick_a_method.routing.prior import RatePrior, fit_prior  # noqa: E402
-from pick_a_method.routing.split import posterior_split_chance, predict_split  # noqa: E402
+from pick_a_method.routing.forecasting.confidence import route_confidence  # noqa: E402
+from pick_a_method.routing.forecasting.prior import RatePrior, fit_prior  # noqa: E402
+from pick_a_method.routing.forecasting.split import posterior_split_chance, predict_split  # noqa: E402
 
 # name -> (Beta a, b, share impossible, share always solved, rollouts per task)
 POPULATIONS = {"uniform": (1.0, 1.0, 0, 0, 4), "U-shaped Beta(0.3,0.3)": (0.3, 0.3, 0, 0, 4),
@@ -53,7 +53,7 @@ def timings():
     print(f"  predict_split with its interval     {best(lambda: predict_split(c, n)):8.1f}")
     print(f"  band                                {best(lambda: routing.band(graded)):8.1f}")
     route_ms = best(lambda: routing.route(graded, model='Qwen/Qwen3-8B'))
-    module = importlib.import_module("pick_a_method.routing.asked")
+    module = importlib.import_module("pick_a_method.routing.before_training.asked")
     real, module.confidence_fields = module.confidence_fields, lambda *a, **kw: ({}, None)
     try:
         bare_ms = best(lambda: routing.route(graded, model='Qwen/Qwen3-8B'))

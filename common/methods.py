@@ -2,7 +2,7 @@
 
 One entry a method, the one place its name and spellings are written. The method objects (methods/objects) take
 their name from their entry; each trainer's config writer registers a plan for every method whose entry names
-that trainer, and a refusal for the others (methods/plans.py; tests/methods/test_method_table.py checks that the
+that trainer, and a refusal for the others (trainers/plans.py; tests/methods/test_method_table.py checks that the
 two agree); the router reads what a route needs from here. `method_info` reads any spelling.
 
 Like verl's `AdvantageEstimator` enum beside its registered estimators (verl/trainer/ppo/core_algos.py, v0.4.0):
@@ -29,6 +29,14 @@ class MethodInfo:
     teacher: bool = False  # it needs a teacher model that shares the student's tokenizer
     distill: bool = False  # its loss is a divergence to a teacher's log-probs (OPD: another model's; OPSD: its own)
     wraps: tuple[str, ...] = ()  # Async: the methods it may wrap
+    # What its update needs that a trainer must have to run it: a trainer without it refuses the method with this
+    # sentence (trainers/plans.py), so no trainer writes its own. Empty for the methods every writer runs.
+    needs: str = ""
+    object_name: str = ""  # its method object's class in methods/objects: its label unless that is no class name
+
+    def __post_init__(self) -> None:
+        if self.rule and not self.object_name:
+            object.__setattr__(self, "object_name", self.label)
 
     def __str__(self) -> str:
         return self.name
@@ -36,25 +44,34 @@ class MethodInfo:
 
 GRPO = MethodInfo("grpo", "GRPO", "DeepSeekMath arXiv:2402.03300; Dr. GRPO arXiv:2503.20783",
                   (PRIME_RL, TRL, VERL), ("drgrpo",), grouped=True)
-MAX_RL = MethodInfo("max_rl", "MaxRL", "arXiv:2602.02710", (PRIME_RL,), grouped=True)
-RAE = MethodInfo("rae", "rae", "SPIRAL arXiv:2506.24119 (prime-rl's RAEAlgoConfig)", (PRIME_RL,), ("spiral",))
+MAX_RL = MethodInfo("max_rl", "MaxRL", "arXiv:2602.02710", (PRIME_RL,), grouped=True,
+                    needs="an advantage of (R - mean)/mean per group")
+RAE = MethodInfo("rae", "rae", "SPIRAL arXiv:2506.24119 (prime-rl's RAEAlgoConfig)", (PRIME_RL,), ("spiral",),
+                needs="a per-agent EMA baseline", object_name="RAE")
 OPD = MethodInfo("opd", "OPD", "GKD arXiv:2306.13649; Qwen3 arXiv:2505.09388", (PRIME_RL, TRL, VERL),
                  ("onpolicydistillation",), teacher=True, distill=True)
 OPSD = MethodInfo("opsd", "OPSD", "SDFT arXiv:2601.19897; SDPO arXiv:2601.20802", (PRIME_RL,),
-                  ("selfdistillation", "onpolicyselfdistillation"), distill=True)
+                  ("selfdistillation", "onpolicyselfdistillation"), distill=True,
+                  needs="self-distillation (the model, shown privileged context, as its own teacher)")
 ASYNC = MethodInfo("async", "Async", "ScaleRL arXiv:2510.13786; AReaL arXiv:2505.24298", (PRIME_RL, TRL, VERL),
                    wraps=("grpo", "max_rl", "rae", "opd", "opsd"))
 FLASH_REINFORCE = MethodInfo("flash_reinforce", "FlashReinforce",
-                             "Hu et al. 2026, github.com/yifanzhang-pro/FlashREINFORCE", ())
-SAO = MethodInfo("sao", "SAO", "arXiv:2607.07508", ())
-BPCO = MethodInfo("bpco", "BPCO", "arXiv:2608.23566; github.com/QPHutu/golden_critic", ())
+                             "Hu et al. 2026, github.com/yifanzhang-pro/FlashREINFORCE", (),
+                             needs="a batch-mean baseline and a sequence trust gate")
+SAO = MethodInfo("sao", "SAO", "arXiv:2607.07508", (), needs="a value critic with length-adaptive GAE")
+BPCO = MethodInfo("bpco", "BPCO", "arXiv:2608.23566; github.com/QPHutu/golden_critic", (),
+                  needs="a bounded value critic and a clipped DPPO step")
 GROUPWISE_GRADING = MethodInfo("groupwise_grading", "GroupwiseGrading", "MiMo-V2.6 technical report (Xiaomi 2026) 4.3",
-                               (TRL,), ("groupwise",), grouped=True)
+                               (TRL,), ("groupwise",), grouped=True,
+                               needs="rewards reshaped inside each group by a grader that sees the whole group")
 REINFORCE_ADA = MethodInfo("reinforce_ada", "ReinforceAda", "arXiv:2510.04996; github.com/RLHFlow/Reinforce-Ada", (),
-                           ("reinforceadaseq",), grouped=True)
+                           ("reinforceadaseq",), grouped=True,
+                           needs="adaptive sampling (drawing rollouts for a prompt until its group splits)")
 # The trainers' own supervised methods: no update rule here, TRL's SFTTrainer and DPOTrainer train them.
-SFT = MethodInfo("sft", "SFT", "on passing rows only: RFT, Yuan et al. arXiv:2308.01825", (TRL,), rule=False)
-DPO = MethodInfo("dpo", "DPO", "Rafailov et al. arXiv:2305.18290", (TRL,), rule=False)
+SFT = MethodInfo("sft", "SFT", "on passing rows only: RFT, Yuan et al. arXiv:2308.01825", (TRL,), rule=False,
+                needs="supervised fine-tuning on the passing rows")
+DPO = MethodInfo("dpo", "DPO", "Rafailov et al. arXiv:2305.18290", (TRL,), rule=False,
+                needs="preference training on chosen/rejected pairs")
 
 METHODS: dict[str, MethodInfo] = {m.name: m for m in (GRPO, MAX_RL, RAE, OPD, OPSD, ASYNC, FLASH_REINFORCE, SAO, BPCO,
                                                         GROUPWISE_GRADING, REINFORCE_ADA, SFT, DPO)}

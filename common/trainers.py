@@ -1,6 +1,6 @@
 """The trainers a route can name, what their config writers take, and the training defaults they share.
 
-The writers themselves (methods/prime_rl, methods/trl, methods/verl) know each trainer's schema; what is here is
+The writers themselves (trainers/prime_rl, trainers/trl, trainers/verl) know each trainer's schema; what is here is
 what the router and the server need without importing them: the tool that writes a trainer's config, the
 arguments it reads the training data from, its off-policy corrections, and its default GPU count.
 """

@@ -17,11 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pick_a_method._lazy import lazy_names
+from pick_a_method.common.methods import METHODS as _TABLE
 
-# The method objects and their registry: objects.__all__, listed here so that listing them imports nothing
-# (tests/server/test_lazy_imports.py checks the two lists agree).
-_OBJECTS = ("Method", "GRPO", "MaxRL", "RAE", "OPD", "OPSD", "Async", "FlashReinforce", "SAO", "BPCO",
-            "GroupwiseGrading", "ReinforceAda", "METHODS", "make_method", "method_names")
+# The method objects (one per table entry with an update rule, named by the entry) and their registry: listing them
+# reads the torch-free method table and imports no object (tests/server/test_lazy_imports.py checks it against
+# objects.__all__).
+_OBJECTS = ("Method", *(m.object_name for m in _TABLE.values() if m.rule), "METHODS", "make_method", "method_names")
 
 # name -> the submodule that defines it
 _EXPORTS = {

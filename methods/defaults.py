@@ -354,8 +354,8 @@ PREVIEW_STALE_SHARE = 0.5
 PREVIEW_OFF_POLICY_SHARE = 0.25
 
 # --------------------------------------------------------------------------------------------
-# prime-rl launcher defaults (read by methods.prime_rl; prime-rl's own facts are in
-# methods/prime_rl/constants.py)
+# prime-rl launcher defaults (read by trainers.prime_rl; prime-rl's own facts are in
+# trainers/prime_rl/constants.py)
 # --------------------------------------------------------------------------------------------
 
 # The steps, batch and LoRA default every writer shares, and each trainer's GPUs: common/trainers.py.

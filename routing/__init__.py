@@ -1,16 +1,17 @@
 """The routing core: graded rows in, verdicts out (numpy, pyarrow and pydantic only; no torch, no MCP).
 
-How a verdict is made: `readers/` reads the rows once into `GradedRows` (rows.py), whatever tool wrote them;
-`table.py` builds one table of counts per (task, sampler, arm) from them; each question (questions.py: truncated
-passes, rollouts per task, pass@k, band; compare.py: on-policy, teacher; grader.py: question 0, the replies and the
-graders) reads that table and returns its verdict. For `route`, steps.py holds one step a question, reading the rows
-and their table through `Asked` (asked.py), and `router.py` runs them in the skill's order (`STEPS`), stopping at
-the first that decides. A new question is a function of the table (questions.py) with its step in steps.py, put in
-`STEPS`; a new input format is a reader module in readers/ with a `Format` listed in readers/registry.py.
+At the top, what every job shares: `readers/` reads the rows once into `GradedRows` (rows.py, field names in
+fields.py), whatever tool wrote them; `table.py` builds one table of counts per (task, sampler, arm); stats.py holds
+the intervals and sizes, paired.py the pairing of two arms on their shared tasks, shared.py the checks and warnings
+every verdict carries, verdicts.py the verdict types, defaults.py every default with its source.
 
-After the GPU: `frozen.py` draws and writes the held-out manifest (`freeze`), and `after_judge.py` (`after`) reads
-each arm once, pairs them on the shared (or frozen) tasks with after_stats.py's numbers, and applies
-after_rules.py's verdict; after_text.py says it, after_verdicts.py holds the models.
+One subpackage per job, each reached by the others through its public names only (tests/test_rooms.py):
+- before_training/  the route: question 0 (grader.py) to 6 in the skill's order, one step each (steps.py), run by
+                    router.py, which stops at the first that decides;
+- forecasting/      past what was sampled: the prior, the split share at another k, confidence, cost, held-out size;
+- after_training/   the freeze and `after`: did the trained checkpoint improve on the frozen held-out tasks;
+- pictures/         each verdict's numbers laid out as panels.
+A new job is a new subpackage beside these, importing only the top and the others' public names.
 
 Imported lazily (PEP 562): ``import pick_a_method.routing`` loads nothing else, and each name below loads its
 module on first use, so the command line's ``--help`` and the server's ``tools/list`` don't pay for numpy and
@@ -26,15 +27,15 @@ from pick_a_method._lazy import lazy_names
 # name -> the submodule that defines it
 _EXPORTS = {
     "InputError": "pick_a_method.common.errors",
-    "holdout_size": "holdout",
-    "on_policy": "compare", "teacher_clears": "compare",
-    "band": "questions", "pass_at": "questions", "rollouts_per_task": "questions", "truncated_passes": "questions",
-    "model_params_b": "pick_a_method.common.identity", "route": "router",
+    "holdout_size": "forecasting.holdout",
+    "on_policy": "before_training.compare", "teacher_clears": "before_training.compare",
+    **dict.fromkeys(("band", "pass_at", "rollouts_per_task", "truncated_passes"), "before_training.questions"),
+    "model_params_b": "pick_a_method.common.identity", "route": "before_training.router",
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
-    "after": "after_judge", "freeze": "frozen", "read_frozen": "frozen", "Frozen": "frozen",
+    "after": "after_training.judge", **dict.fromkeys(("freeze", "read_frozen", "Frozen"), "after_training.frozen"),
     **dict.fromkeys(("After", "Arm", "ControlComparison", "CutOffs", "Difference", "Flips", "FrozenCheck", "Guard",
-                     "Sizing"), "after_verdicts"),
+                     "Sizing"), "after_training.verdicts"),
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
                      "TeacherClears", "TraceStep", "TruncatedPasses", "Verdict"), "verdicts"),
 }
@@ -48,16 +49,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
-    from .after_judge import after
-    from .after_verdicts import After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard, Sizing
-    from .compare import on_policy, teacher_clears
-    from .frozen import Frozen, freeze, read_frozen
+    from .after_training.judge import after
+    from .after_training.verdicts import After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard, Sizing
+    from .before_training.compare import on_policy, teacher_clears
+    from .after_training.frozen import Frozen, freeze, read_frozen
     from pick_a_method.common.errors import InputError
-    from .holdout import holdout_size
-    from .questions import band, pass_at, rollouts_per_task, truncated_passes
+    from .forecasting.holdout import holdout_size
+    from .before_training.questions import band, pass_at, rollouts_per_task, truncated_passes
     from pick_a_method.common.identity import model_params_b
     from .readers import as_rows, read_rows
-    from .router import route
+    from .before_training.router import route
     from .rows import GradedRows
     from .table import Table, table_of
     from .verdicts import (Band, HoldoutSize, NextStep, OnPolicy, PassAt, RolloutsPerTask, Route, TeacherClears,

@@ -23,9 +23,9 @@ from pydantic import Field, ValidationError
 
 from pick_a_method import routing
 from pick_a_method.common.paths import confine
-from pick_a_method.methods.config_result import TrainerConfig
+from pick_a_method.trainers.config_result import TrainerConfig
 from pick_a_method.methods.preview import UpdatePreview
-from pick_a_method.methods.prime_rl import PrimeRLConfig
+from pick_a_method.trainers.prime_rl import PrimeRLConfig
 
 from . import extras
 from .arguments import served

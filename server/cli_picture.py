@@ -32,7 +32,7 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
         from .plot import require_matplotlib
 
         require_matplotlib("--plot")  # before the picture is built: the error, not the work, when it is missing
-    from pick_a_method.routing.picture import picture
+    from pick_a_method.routing.pictures.route import picture
 
     from .sketch import sketch, wants_colour
 

@@ -1,4 +1,4 @@
-"""The picture (routing.picture) drawn with matplotlib, as PNG or SVG bytes, and written to a file.
+"""The picture (routing.pictures.route) drawn with matplotlib, as PNG or SVG bytes, and written to a file.
 
 matplotlib comes with the [plot] extra and is imported here, inside the functions, on the Agg backend (no
 display): never by the router, nor by the server's start-up. Without it the error names the extra and the line
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
+from pick_a_method.routing.pictures.route import KIND_NAMES, PREDICTED_FOR
 
 from .extras import MissingExtra, plot_install
 
@@ -278,10 +278,10 @@ def _diffs(ax: Any, picture: Any) -> None:
 
 
 def picture_png(rows: Any, verdict: Any, **kwargs: Any) -> str:
-    """The verdict's picture as base64 PNG, what an MCP image block carries (kwargs: routing.picture.picture's)."""
+    """The verdict's picture as base64 PNG, what an MCP image block carries (kwargs: routing.pictures.route.picture's)."""
     import base64
 
-    from pick_a_method.routing.picture import picture
+    from pick_a_method.routing.pictures.route import picture
 
     require_matplotlib()  # before the picture's data is built: the error, not the work, when it is missing
     return base64.b64encode(draw(picture(rows, verdict, **kwargs), "png")).decode("ascii")

@@ -1,4 +1,4 @@
-"""The picture (routing.picture) as text under a verdict in the terminal: bars of unicode blocks, in colour only
+"""The picture (routing.pictures.route) as text under a verdict in the terminal: bars of unicode blocks, in colour only
 when asked (the command line asks when stdout is a terminal and NO_COLOR is unset)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from pick_a_method.routing.picture import KIND_NAMES, PREDICTED_FOR
+from pick_a_method.routing.pictures.route import KIND_NAMES, PREDICTED_FOR
 
 WIDTH = 32  # characters of the longest bar
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last character: its remaining eighths of a block
@@ -29,7 +29,7 @@ def block(value: float, top: float, width: int = WIDTH) -> str:
 
 
 def sketch(picture: Any, colour: bool = False) -> str:
-    """The picture's panels as lines of text (`picture`: routing.picture.Picture)."""
+    """The picture's panels as lines of text (`picture`: routing.pictures.route.Picture)."""
     def paint(kind: str, text: str) -> str:
         return f"\x1b[{COLOURS[kind]}m{text}\x1b[0m" if colour and text else text
 

@@ -112,7 +112,7 @@ class PrimeRlConfigArguments(WriterArguments):
     warmup_steps: int | None = arg(None, cli=Cli(metavar="N", help="LR warmup steps (default: none)"))
 
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
-        from pick_a_method.methods.prime_rl import prime_rl_config
+        from pick_a_method.trainers.prime_rl import prime_rl_config
 
         return prime_rl_config(self.taskset, self.method, **self.shared(allowed_roots, tokenizers_match), **given(
             gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"), batch=self.batch,
@@ -143,7 +143,7 @@ class TrlConfigArguments(WriterArguments):
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
 
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
-        from pick_a_method.methods.trl import trl_config
+        from pick_a_method.trainers.trl import trl_config
 
         return trl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
             dataset=self.dataset, reward_funcs=self.reward_funcs, gpus=self.gpus, nodes=self.nodes, batch=self.batch,
@@ -170,7 +170,7 @@ class VerlConfigArguments(WriterArguments):
         "a config key to set last, VALUE read as JSON when it parses (repeatable)")))
 
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
-        from pick_a_method.methods.verl import verl_config
+        from pick_a_method.trainers.verl import verl_config
 
         return verl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
             train_files=self.train_files, val_files=self.val_files, reward_function=self.reward_function,

@@ -48,7 +48,7 @@ def test_every_citation_names_a_public_source():
 
 def test_the_scan_reads_the_repository_and_catches_what_it_is_for():  # so the test above cannot pass by reading nothing
     scanned = {rel.as_posix() for rel, _ in _files()}
-    assert {"README.md", "routing/defaults.py", "methods/prime_rl/constants.py", "tests/conftest.py"} <= scanned
+    assert {"README.md", "routing/defaults.py", "trainers/prime_rl/constants.py", "tests/conftest.py"} <= scanned
     assert not any(s.startswith(("tests/fixtures/", ".venv/")) for s in scanned)
     for line in ["(issue 15)", "# Issue 30, item 17:", "issues 16, 23", "the issue-10 target", "issues #396/#397",
                  "def test_issue_16s_arms():", "the issue's bar", "(reference/prime-rl.md section 7)",

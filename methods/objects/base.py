@@ -116,6 +116,11 @@ TEMPERATURE = _float_knob(0.0, D.TEMPERATURE_MAX, 1.0)
 _COMMON = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=True)
 
 
+# The method objects by their table name, each added as its class is defined (Method.__pydantic_init_subclass__): a
+# method registers on its table entry, as the trainers' plans do (trainers/plans.py), never in a hand-kept list.
+REGISTERED: dict[str, type[Method]] = {}
+
+
 class Method(BaseModel):
     """Base of every method object. ``info`` is its entry in the method table (common/methods.py: its name,
     spellings, source and the trainers that run it), ``name`` that entry's name; ``update`` runs the rule."""
@@ -129,6 +134,10 @@ class Method(BaseModel):
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         cls.name = cls.info.name
+        if cls.__name__ != cls.info.object_name:
+            raise TypeError(f"{cls.__name__} is method {cls.info.name!r}, whose table entry names its object "
+                            f"{cls.info.object_name!r} (common/methods.py)")
+        REGISTERED[cls.name] = cls
 
     @property
     def full_name(self) -> str:

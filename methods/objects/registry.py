@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from pathlib import Path
 from typing import Any
 
-from pick_a_method.common.methods import method_info
+from pick_a_method.common.methods import METHODS as TABLE, method_info
 from pick_a_method.methods.objects.async_method import Async
-from pick_a_method.methods.objects.base import Method
-from pick_a_method.methods.objects.distill import OPD, OPSD
-from pick_a_method.methods.objects.grouped import GRPO, RAE, MaxRL
-from pick_a_method.methods.objects.shaping import GroupwiseGrading, ReinforceAda
-from pick_a_method.methods.objects.single_rollout import BPCO, SAO, FlashReinforce
+from pick_a_method.methods.objects.base import REGISTERED, Method
 
+# Defining a class registers it (base.REGISTERED): every family module of this package is imported for that, so a new
+# family file needs no line here.
+for _family in pkgutil.iter_modules([str(Path(__file__).parent)]):
+    importlib.import_module(f"{__package__}.{_family.name}")
 
-METHODS: dict[str, type[Method]] = {
-    cls.name: cls
-    for cls in (GRPO, MaxRL, RAE, OPD, OPSD, Async, FlashReinforce, SAO, BPCO, GroupwiseGrading, ReinforceAda)
-}
+# In the table's order; every entry with an update rule has its object (tests/methods/test_method_table.py).
+METHODS: dict[str, type[Method]] = {m.name: REGISTERED[m.name] for m in TABLE.values() if m.rule}
 
 
 def method_names() -> list[str]:

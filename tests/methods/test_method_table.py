@@ -8,11 +8,11 @@ from pick_a_method.common import methods as M
 from pick_a_method.common.config_call import config_call
 from pick_a_method.common.trainers import TRAINERS
 from pick_a_method.methods import objects
-from pick_a_method.methods.config_result import resolve_method
-from pick_a_method.methods.plans import TrainerMethod
-from pick_a_method.methods.prime_rl import plan as prime_rl_plan
-from pick_a_method.methods.trl import plan as trl_plan
-from pick_a_method.methods.verl import plan as verl_plan
+from pick_a_method.trainers.config_result import resolve_method
+from pick_a_method.trainers.plans import TrainerMethod
+from pick_a_method.trainers.prime_rl import plan as prime_rl_plan
+from pick_a_method.trainers.trl import plan as trl_plan
+from pick_a_method.trainers.verl import plan as verl_plan
 
 BOOKS = {M.PRIME_RL: prime_rl_plan.PLANS, M.TRL: trl_plan.PLANS, M.VERL: verl_plan.PLANS}
 

@@ -8,7 +8,7 @@ import inspect
 import re
 from typing import Any
 
-from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
 
 ARGUMENTS = frozenset(inspect.signature(prime_rl_config).parameters) - {"out", "overwrite", "allowed_roots"}
 

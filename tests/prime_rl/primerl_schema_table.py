@@ -1,7 +1,7 @@
 """An independent checker for prime-rl `rl` TOMLs (commit 559b44772, v0.8.1.dev67), for the tests.
 
 Written from prime-rl's config classes at that commit (github.com/PrimeIntellect-ai/prime-rl,
-packages/prime-rl-configs) separately from methods/prime_rl/schema.py, in a different form (a flat
+packages/prime-rl-configs) separately from trainers/prime_rl/schema.py, in a different form (a flat
 table of key paths), so the writer is not checked only against itself. Each block names the config
 class or table it comes from. Paths are dotted; `[]` stands for an item of an
 array of tables, `*` for any one key (an agent seat), and a trailing `.**` for any key below

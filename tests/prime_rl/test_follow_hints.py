@@ -12,8 +12,8 @@ import pytest
 
 from hints import FILL, assignments, fix_of, follow
 from primerl_schema_table import check as table_check
-from pick_a_method.methods.prime_rl import prime_rl_config
-from pick_a_method.methods.trl import trl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
+from pick_a_method.trainers.trl import trl_config
 from pick_a_method.routing import read_rows, route
 
 MODEL = "Qwen/Qwen3-8B"

@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from primerl_schema_table import check as table_check
-from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
 
 MODEL = "Qwen/Qwen3-8B"
 

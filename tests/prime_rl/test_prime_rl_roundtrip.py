@@ -9,7 +9,7 @@ import pytest
 from primerl_schema_table import check as table_check
 from rowkit import MODEL, TEACHER, rows_from_passes
 
-from pick_a_method.methods.prime_rl import prime_rl_config, validate_prime_rl
+from pick_a_method.trainers.prime_rl import prime_rl_config, validate_prime_rl
 from pick_a_method.routing import route
 
 TASKSET = "refunds-v1"

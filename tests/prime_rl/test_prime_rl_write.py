@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 import pick_a_method.common.write as pr
-from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
 
 ARGS = {"taskset": "refunds-v1", "method": "grpo", "model": "Qwen/Qwen3-8B"}
 

@@ -8,7 +8,7 @@ import copy
 import pytest
 from primerl_schema_table import check as table_check
 
-from pick_a_method.methods.prime_rl import validate_prime_rl
+from pick_a_method.trainers.prime_rl import validate_prime_rl
 
 CHECKERS = {"table": table_check, "library": validate_prime_rl}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from primerl_schema_table import check as table_check
 
-from pick_a_method.methods.prime_rl import PrimeRLConfig, validate_prime_rl
+from pick_a_method.trainers.prime_rl import PrimeRLConfig, validate_prime_rl
 from pick_a_method.server import cli
 
 REPO = Path(__file__).resolve().parents[2]  # this file's own: tests/trainers has a conftest too

@@ -7,8 +7,8 @@ import pytest
 from primerl_schema_table import RENDERERS
 from primerl_schema_table import check as table_check
 
-from pick_a_method.methods.prime_rl import prime_rl_config, validate_prime_rl
-from pick_a_method.methods.prime_rl.renderers import MODEL_RENDERER_MAP, RENDERER_NAMES, choose_renderer
+from pick_a_method.trainers.prime_rl import prime_rl_config, validate_prime_rl
+from pick_a_method.trainers.prime_rl.renderers import MODEL_RENDERER_MAP, RENDERER_NAMES, choose_renderer
 
 
 def make(model, **kw):
@@ -111,7 +111,7 @@ def test_a_renderer_newer_than_the_pin_is_refused_naming_the_prime_rl_it_needs(r
 
 
 def test_every_family_renderer_written_is_one_the_pin_has():
-    from pick_a_method.methods.prime_rl.renderers import FAMILIES, NEWER_RENDERERS
+    from pick_a_method.trainers.prime_rl.renderers import FAMILIES, NEWER_RENDERERS
 
     assert {renderer for _, renderer, _ in FAMILIES} <= set(RENDERERS) | set(NEWER_RENDERERS)
     written = {choose_renderer(m).name for models in NEWER_RENDERERS.values() for m in models}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from primerl_schema_table import check as table_check
 
-from pick_a_method.methods.prime_rl import prime_rl_config, validate_prime_rl
+from pick_a_method.trainers.prime_rl import prime_rl_config, validate_prime_rl
 
 MODEL = "Qwen/Qwen3-8B"
 

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
 from pick_a_method.methods.tokenizer_check import TokenizerCheck, check_tokenizers
 
 pytest.importorskip("tokenizers")

@@ -6,7 +6,7 @@ import json
 
 from mcp import Client
 
-from pick_a_method.methods.prime_rl import prime_rl_config
+from pick_a_method.trainers.prime_rl import prime_rl_config
 from pick_a_method.server.app import create_server
 from pick_a_method.server.options import ServerOptions
 

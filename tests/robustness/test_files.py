@@ -337,7 +337,7 @@ def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch, fail
 
 def test_a_ctrl_c_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
     import pick_a_method.common.write as writer
-    from pick_a_method.methods.prime_rl import prime_rl_config
+    from pick_a_method.trainers.prime_rl import prime_rl_config
 
     root = tmp_path / "root"
     root.mkdir()

@@ -7,9 +7,9 @@ applies (after_rules.decide over after_stats.paired_diff), so what is measured i
 import numpy as np
 import pytest
 
-from pick_a_method.routing.after_rules import Control, decide
-from pick_a_method.routing.after_stats import holm, paired_diff
-from pick_a_method.routing.holdout import holdout_size
+from pick_a_method.routing.after_training.rules import Control, decide
+from pick_a_method.routing.after_training.stats import holm, paired_diff
+from pick_a_method.routing.forecasting.holdout import holdout_size
 
 EFFECT = 0.05
 EVALS = 3000  # a rate's simulation error: at most 0.009 (sd of a share near 1/2 over 3000 evals)

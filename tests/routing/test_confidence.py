@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from pick_a_method.routing.confidence import route_confidence, route_labels
+from pick_a_method.routing.forecasting.confidence import route_confidence, route_labels
 
 
 def test_clear_cases_are_sure():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pick_a_method.routing.cost import check_gpus, run_cost, split_gpus, throughputs
+from pick_a_method.routing.forecasting.cost import check_gpus, run_cost, split_gpus, throughputs
 from pick_a_method.common.errors import InputError
 
 CHANCE = np.array([1.0, 0.0, 0.5, 0.5])

@@ -9,7 +9,7 @@ import pytest
 
 from pick_a_method import routing
 from pick_a_method.routing import read_rows
-from pick_a_method.routing.picture import picture
+from pick_a_method.routing.pictures.route import picture
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO_ARMS = ROOT / "examples" / "correct_two_arms.jsonl"  # 50 tasks x 2 arms x 4 rollouts

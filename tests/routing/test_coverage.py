@@ -178,7 +178,7 @@ def test_t_quantile_against_the_table(df, want):
 
 def test_the_route_confidence_reads_the_same_interval_as_pass_at():
     from pick_a_method.routing import pass_at
-    from pick_a_method.routing.confidence import _arm_intervals, _draw, _pairs
+    from pick_a_method.routing.forecasting.confidence import _arm_intervals, _draw, _pairs
     from rowkit import rows_from_passes
     passes = [3, 3, 3, 2, 3, 3, 4, 3] * 6
     c, n, _, w = _pairs(np.array(passes), np.full(48, 4), "passes")

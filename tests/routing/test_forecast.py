@@ -39,7 +39,7 @@ def test_few_split_suggests_more_rollouts_only_where_it_reaches_enough_tasks():
 
 
 def test_route_sets_group_size_and_batch_that_prime_rl_config_takes(tmp_path):
-    from pick_a_method.methods.prime_rl import prime_rl_config
+    from pick_a_method.trainers.prime_rl import prime_rl_config
     r = routing.route(rows_from_passes(FLOORISH), model=MODEL, taskset="reverse-text")
     args = r.next_step.arguments
     assert args["knobs"]["group_size"] == r.rollouts.suggested_group_size == r.rollouts.group_size
@@ -92,7 +92,7 @@ THROUGHPUT = {"inference_tokens_per_s_per_gpu": 2000.0, "trainer_tokens_per_s_pe
 
 
 def test_route_gpu_split_goes_into_prime_rl_config(tmp_path):
-    from pick_a_method.methods.prime_rl import prime_rl_config
+    from pick_a_method.trainers.prime_rl import prime_rl_config
     rows = [dict(r, completion_tokens=300) for r in rows_from_passes([0, 1, 2, 3, 4] * 20)]
     bare = routing.route(rows, model=MODEL, taskset="reverse-text")
     assert bare.cost.inference_gpus is None and "gpus" not in bare.next_step.arguments

@@ -12,8 +12,8 @@ from rowkit import MODEL
 
 from pick_a_method import routing
 from pick_a_method.routing import read_rows
-from pick_a_method.routing.grader import judge_audit_rows
-from pick_a_method.routing.picture import picture
+from pick_a_method.routing.before_training.grader import judge_audit_rows
+from pick_a_method.routing.pictures.route import picture
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tools"
 INSPECT = TOOLS / "inspect_ai" / "blank" / "0.3.285" / "standin_sums_blank_judge"

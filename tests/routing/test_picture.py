@@ -9,7 +9,7 @@ import pytest
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 from pick_a_method import routing
-from pick_a_method.routing.picture import EXACT_BARS, RATE_BINS, picture
+from pick_a_method.routing.pictures.route import EXACT_BARS, RATE_BINS, picture
 from pick_a_method.routing.table import table_of
 
 
@@ -143,7 +143,7 @@ def test_no_graded_rows_give_an_empty_panel_not_an_error():
 
 def test_the_picture_module_imports_no_plotting_library():
     code = ("import sys\nfrom pick_a_method.routing import read_rows\n"
-            "from pick_a_method.routing.picture import picture\n"
+            "from pick_a_method.routing.pictures.route import picture\n"
             f"picture(read_rows({str(EXAMPLES / 'mixed.jsonl')!r}))\n"
             "assert not [m for m in sys.modules if m.startswith(('matplotlib', 'PIL', 'mcp'))]\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

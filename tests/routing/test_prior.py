@@ -6,8 +6,8 @@ import pytest
 
 from pick_a_method.routing import defaults as D
 from pick_a_method.common.errors import InputError
-from pick_a_method.routing.prior import RatePrior, fit_prior
-from pick_a_method.routing.split import (batch_for, best_k, group_signal, posterior_split_chance, predict_split,
+from pick_a_method.routing.forecasting.prior import RatePrior, fit_prior
+from pick_a_method.routing.forecasting.split import (batch_for, best_k, group_signal, posterior_split_chance, predict_split,
                                          suggest_group_size)
 
 POPULATIONS = {"uniform": (1.0, 1.0), "u_shaped": (0.3, 0.3), "near_saturated": (5.0, 1.0), "near_floor": (1.0, 5.0)}

@@ -227,7 +227,7 @@ def test_a_teacher_scored_with_a_longer_budget_is_asked_again_on_the_same_files(
                                                                           "reward_function"])])
 def test_trainer_names_its_config_tool_with_a_call_it_accepts(mixed_rows, trainer, tool, data, tmp_path,
                                                               monkeypatch):
-    from pick_a_method.methods import prime_rl, trl, verl
+    from pick_a_method.trainers import prime_rl, trl, verl
 
     r = route(mixed_rows, MODEL, taskset="refunds-v1", trainer=trainer)
     step, prime = r.next_step, route(mixed_rows, MODEL, taskset="refunds-v1").next_step

@@ -254,7 +254,7 @@ def test_model_size_is_read_off_the_name():
 def test_a_supervised_route_names_the_trl_call_that_writes_it(request, fixture, options, method, trainer):
     """SFT and DPO routes used to end in prose; their next step is now trl_config (prime-rl's `rl` and verl's RL
     trainer have neither), and the call, with the dataset filled in, is one TRL's writer builds."""
-    from pick_a_method.methods.trl import trl_config
+    from pick_a_method.trainers.trl import trl_config
 
     r = route(request.getfixturevalue(fixture), MODEL, trainer=trainer, **options)
     step = r.next_step

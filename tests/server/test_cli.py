@@ -109,7 +109,7 @@ def test_errors_speak_in_flags(tmp_path):
 
 
 def test_printed_verdicts_cut_nothing_and_skip_an_empty_next():
-    from pick_a_method.methods.prime_rl import prime_rl_config
+    from pick_a_method.trainers.prime_rl import prime_rl_config
 
     printed = run(COMMANDS["prime-rl-config"]).stdout
     assert "…" not in printed  # nothing is cut; each note is printed whole on its own line

@@ -100,8 +100,8 @@ def test_no_output_of_the_cli_speaks_mcp(capsys, tmp_path):
 
 def test_the_configs_and_commands_are_printed_verbatim(capsys):
     """The words are changed in prose only: a Hydra override (a.b=1), a TOML or YAML line stays as written."""
-    from pick_a_method.methods.prime_rl import prime_rl_config
-    from pick_a_method.methods.verl import verl_config
+    from pick_a_method.trainers.prime_rl import prime_rl_config
+    from pick_a_method.trainers.verl import verl_config
 
     _, printed = run(["verl-config", "grpo", "--model", MODEL], capsys)
     command = verl_config("grpo", model=MODEL).command

@@ -42,8 +42,8 @@ def test_the_method_objects_are_listed_as_objects_lists_them():
 
 def test_routing_route_is_the_function_after_its_submodule_is_imported():
     out = run("from pick_a_method import routing\n"
-              "import pick_a_method.routing.router  # the module that defines route\n"
-              "import pick_a_method.methods.prime_rl  # which imports routing submodules too\n"
+              "import pick_a_method.routing.before_training.router  # the module that defines route\n"
+              "import pick_a_method.trainers.prime_rl  # which imports routing submodules too\n"
               "assert callable(routing.route) and routing.route.__name__ == 'route', routing.route\n"
               "assert routing.defaults.PASS_THRESHOLD == 1.0 and routing.readers.CHUNK_ROWS > 0  # submodules load\n")
     assert out.returncode == 0, out.stderr[-2000:]

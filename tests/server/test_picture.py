@@ -16,7 +16,7 @@ from PIL import Image
 import numpy as np
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 from pick_a_method import routing
-from pick_a_method.routing.picture import picture
+from pick_a_method.routing.pictures.route import picture
 from pick_a_method.server import cli, plot
 from pick_a_method.server.app import create_server
 from pick_a_method.server.sketch import sketch, wants_colour
@@ -190,7 +190,7 @@ def test_without_matplotlib_the_error_names_the_extra_and_the_line(tmp_path):
 
 def test_a_fault_in_the_sketch_never_costs_the_verdict(capsys, monkeypatch):
     """Without --plot the sketch is an aid: if drawing it fails, the verdict still prints and the command succeeds."""
-    from pick_a_method.routing import picture as picture_module
+    from pick_a_method.routing.pictures import route as picture_module
     from pick_a_method.server import cli
 
     def broken(*args, **kwargs):

@@ -7,7 +7,7 @@ import shlex
 
 from rowkit import EXAMPLES
 
-from pick_a_method.routing.after_rules import VERDICTS
+from pick_a_method.routing.after_training.rules import VERDICTS
 from pick_a_method.server import cli
 
 REPO = EXAMPLES.parent

@@ -147,7 +147,7 @@ async def test_the_skill_is_a_resource_and_a_prompt():
 
 def test_importing_the_server_does_not_import_torch():
     code = ("import sys; from pick_a_method.server import app; from pick_a_method import routing, methods; "
-            "import pick_a_method.methods.prime_rl; app.create_server(); "
+            "import pick_a_method.trainers.prime_rl; app.create_server(); "
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 

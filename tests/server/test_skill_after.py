@@ -5,7 +5,7 @@ them."""
 import ast
 import re
 
-from pick_a_method.routing.after_rules import VERDICTS
+from pick_a_method.routing.after_training.rules import VERDICTS
 from pick_a_method.server.arguments import by_tool
 from pick_a_method.server.skill import skill_text
 

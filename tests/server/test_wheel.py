@@ -101,7 +101,7 @@ def test_the_library_imports_in_the_clones_own_folder(light):
     there, and the script the README names, work as they do anywhere else."""
     probe = "from pick_a_method import common, methods, routing, server; print(routing.route.__module__)"
     done = subprocess.run([str(light), "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert done.returncode == 0 and done.stdout.strip() == "pick_a_method.routing.router", done.stderr
+    assert done.returncode == 0 and done.stdout.strip() == "pick_a_method.routing.before_training.router", done.stderr
     script = subprocess.run([str(light), "tests/routing/readme_try_it.py"], capture_output=True, text=True,
                             timeout=300, cwd=REPO)  # it runs `python -m pick_a_method.server.cli` in the clone's folder
     assert script.returncode == 0 and script.stdout.startswith("$ pick-a-method route"), script.stderr[-2000:]

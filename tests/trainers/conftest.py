@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest  # noqa: E402
 import verl_check  # noqa: E402
 
-from pick_a_method.methods.verl import VERL_VERSION  # noqa: E402
+from pick_a_method.trainers.verl import VERL_VERSION  # noqa: E402
 
 _MISSING = verl_check.verl_missing()
 

@@ -17,9 +17,9 @@ import trl_check  # noqa: E402
 import verl_check  # noqa: E402
 
 from pick_a_method.common.trainers import TRAINERS  # noqa: E402
-from pick_a_method.methods.prime_rl import prime_rl_config  # noqa: E402
-from pick_a_method.methods.trl import trl_config  # noqa: E402
-from pick_a_method.methods.verl import verl_config  # noqa: E402
+from pick_a_method.trainers.prime_rl import prime_rl_config  # noqa: E402
+from pick_a_method.trainers.trl import trl_config  # noqa: E402
+from pick_a_method.trainers.verl import verl_config  # noqa: E402
 
 MODEL = "Qwen/Qwen3-8B"
 ICEPOP = {"method": "grpo", "correction": "icepop"}

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trl_check  # noqa: E402
 
 from pick_a_method.methods import make_method  # noqa: E402
-from pick_a_method.methods.trl import TRL_VERSION, trl_config  # noqa: E402
+from pick_a_method.trainers.trl import TRL_VERSION, trl_config  # noqa: E402
 
 MODEL = "Qwen/Qwen3-8B"
 TEACHER = "Qwen/Qwen3-32B"
@@ -135,11 +135,11 @@ def test_needs_and_placeholders():
 
 
 @pytest.mark.parametrize("method, knobs, match", [
-    ("flash_reinforce", {}, "no trainer for FlashReinforce"),
+    ("flash_reinforce", {}, "cannot run FlashReinforce"),
     ("sao", {}, "SAO"),
     ("bpco", {}, "BPCO"),
     ("rae", {}, "EMA baseline"),
-    ("max_rl", {}, "no max_rl advantage"),
+    ("max_rl", {}, r"\(R - mean\)/mean per group"),
     ("opsd", {}, "SDFTTrainer"),
     ("reinforce_ada", {}, "adaptive sampling"),
     ("async grpo", {}, "no ipo correction"),

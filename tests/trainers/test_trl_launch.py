@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tiny_trl  # noqa: E402
 
-from pick_a_method.methods.trl import trl_config  # noqa: E402
+from pick_a_method.trainers.trl import trl_config  # noqa: E402
 
 GROUP, BATCH, PROCESSES = 4, 8, 2
 TIMEOUT_S = 180

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import trl_check  # noqa: E402
 
-from pick_a_method.methods.trl import TRL_VERSION, trl_config  # noqa: E402
+from pick_a_method.trainers.trl import TRL_VERSION, trl_config  # noqa: E402
 
 MODEL = "Qwen/Qwen3-8B"
 METHODS = {

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import verl_check  # noqa: E402
 
-from pick_a_method.methods.verl import VERL_VERSION, verl_config  # noqa: E402
+from pick_a_method.trainers.verl import VERL_VERSION, verl_config  # noqa: E402
 
 MODEL = "Qwen/Qwen3-8B"
 TEACHER = "Qwen/Qwen3-32B"
@@ -114,9 +114,9 @@ def test_the_verl_check_itself_rejects_a_bad_config(key, value, tmp_path):
 
 
 @pytest.mark.parametrize("method, knobs, match", [
-    ("flash_reinforce", {}, "no advantage estimator or policy loss for FlashReinforce"),
+    ("flash_reinforce", {}, "cannot run FlashReinforce: it needs a batch-mean baseline"),
     ("sao", {}, "SAO"), ("bpco", {}, "golden_critic"), ("rae", {}, "EMA"), ("max_rl", {}, "max_rl"),
-    ("opsd", {}, "no self-distillation"), ("groupwise_grading", {}, "trl_config"), ("reinforce_ada", {}, "fixed rollout.n"),
+    ("opsd", {}, "needs self-distillation"), ("groupwise_grading", {}, "trl_config"), ("reinforce_ada", {}, "fixed rollout.n"),
     ("async grpo", {}, "no ipo correction"), ("opd", {"teacher": TEACHER, "divergence": "jsd"}, "no JSD"),
     ("grpo", {"group_size": 1}, "one rollout per prompt"),
 ])
@@ -128,7 +128,7 @@ def test_refusals_say_why_and_what_instead(method, knobs, match):
 
 def test_sft_and_dpo_point_to_trl():
     for name in ("sft", "dpo"):
-        with pytest.raises(ValueError, match=f"trl_config\\(method='{name}'\\)"):
+        with pytest.raises(ValueError, match=f"trl_config\\(method='{name}', model=<model>\\)"):
             verl_config(name, model=MODEL)
 
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import verl_check  # noqa: E402
 
-from pick_a_method.methods.verl import verl_config  # noqa: E402
+from pick_a_method.trainers.verl import verl_config  # noqa: E402
 
 MODEL, TEACHER = "Qwen/Qwen3-8B", "Qwen/Qwen3-32B"
 pytestmark = pytest.mark.needs_verl  # skipped (or failed under CI) without verl: conftest.py

@@ -1,0 +1,382 @@
+"""Question 0, the grader first: what the replies (read as a hash and a length, readers/replies.py) and the tools'
+own records say about the grade before any rate is read from it.
+
+- a blank reply that passes: the grader passes an answer that says nothing (any count stops the route);
+- the same reply text graded both ways within a task: the grade is not a function of the reply (a judge at
+  temperature, a flaky test); above GRADER_FLIP_SHARE of the repeated replies it stops the route;
+- a grade that rises with the reply's length within tasks (a judge's verbosity bias): a warning;
+- several graders of the same rollouts: their agreement with the reward read (raw, Cohen's kappa), and where
+  they differ;
+- a model graded the rows (by the tool's own record, or a judge field): a warning, and how many rows to label by
+  hand to audit it.
+
+`check_grader` reads the rows once and answers all of them; `grader_step` puts the answer in the route's trace
+(question 0, before question 1) and stops the route where a check decides.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from .. import defaults as D
+from .asked import Asked, Decision
+from ..shared import plural
+from ..readers import as_rows
+from ..readers.replies import TOOL_TRAJECTORY
+from ..rows import GradedRows, RowsLike, display_name
+from ..stats import tasks_needed
+from ..verdicts import NextStep
+
+__all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
+
+NO_REPLIES = ("no row carries its reply (completion, response or output; fields={'completion': ...} maps "
+              "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
+              "reply graded both ways, grades that follow length)")
+
+
+class GraderCheck(BaseModel):
+    """Question 0's answer from the replies and the tools' records."""
+
+    answer: str = Field(description="What it found, comma-separated (blank_passes, graded_both_ways, length_bias, "
+                                    "graders_differ, judge), or ok, or no_replies.")
+    decided: bool = Field(description="A blank pass, or replies graded both ways above the share: fix the reward.")
+    summary: str
+    evidence: dict[str, Any]
+    warnings: list[str] = Field(default_factory=list)
+    rows_to_fix: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict, description="Where to look when it decided: blank_passes, graded_both_ways (first few).")
+
+
+@dataclass
+class _Found:
+    """What the checks found so far (each check adds to it)."""
+
+    evidence: dict[str, Any]
+    found: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    summary: str = ""
+    decided: bool = False
+    rows_to_fix: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def stop(self, what: str, summary: str, refs: list[dict[str, Any]]) -> None:
+        """A finding that decides the route (the first one's summary is the route's)."""
+        self.summary = self.summary or summary
+        self.decided = True
+        self.rows_to_fix[what] = refs
+
+
+def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> GraderCheck:
+    """Question 0 from the rows read once: every check below, with its evidence."""
+    rows = as_rows(rows)
+    graded = ~np.isnan(rows.reward)
+    passed = rows.reward >= pass_threshold  # NaN compares false: ungraded never passes
+    f = _Found({"replies": rows.n_replies})
+    stand_in = placeholder(rows)
+    if rows.reply_len is None or stand_in:
+        f.evidence["note"] = (("every row carries the same reply over several tasks (a placeholder, or replies left "
+                               "out?): read as no replies. ") if stand_in else "") + NO_REPLIES
+    f.evidence["rows"] = len(rows)
+    if rows.reply_len is not None and not stand_in:
+        _blank_passes(rows, graded, passed, f)
+        _graded_both_ways(rows, graded, f)
+        _length_bias(rows, graded, f)
+    _other_graders(rows, graded, pass_threshold, f)
+    _judge(rows, graded, passed, f)
+    answer = ", ".join(f.found) if f.found else ("ok" if rows.reply_len is not None and not stand_in else "no_replies")
+    summary = f.summary or ("Question 0: " + ("nothing found in the replies or the grades." if answer == "ok" else
+                                              "no replies to read." if answer == "no_replies" else
+                                              f"{answer.replace('_', ' ')} (see the warnings)."))
+    return GraderCheck(answer=answer, decided=f.decided, summary=summary, evidence=f.evidence, warnings=f.warnings,
+                       rows_to_fix=f.rows_to_fix)
+
+
+def grader_step(a: Asked) -> Decision | None:
+    """Question 0 (the grader), read off its replies: every row in the file (one grader scored them all); a blank
+    pass, or replies graded both ways above the share, stops the route at fix_reward."""
+    check = check_grader(a.all_rows, a.o.pass_threshold)
+    a.ask(0, "grader", check.answer, check.decided, check.evidence)
+    a.warn(*check.warnings)
+    if not check.decided:
+        return None
+    return Decision("fix_reward", [], check.summary,
+                    NextStep(tool=None, arguments=check.rows_to_fix,
+                             why="Fix the grader (a blank reply fails; the same reply gets the same grade), re-grade "
+                                 "the rows, and call route again."), gpu=False)
+
+
+def caption_line(trace: list[Any]) -> str | None:
+    """What question 0 found, for the band picture's caption (None when it found nothing)."""
+    q0 = _question_0(trace)
+    if q0 is None or q0.answer in ("ok", "no_replies"):
+        return None
+    e = q0.evidence
+    said = []
+    if e.get("blank_passes"):
+        said.append(f"{replies(e['blank_passes'], 'blank')} passed")
+    if e.get("graded_both_ways"):
+        said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
+    if (e.get("length") or {}).get("biased"):
+        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
+    for c in e.get("graders") or []:
+        if c["disagree_rows"]:
+            said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
+    if e.get("judge"):
+        said.append("a model graded the reward")
+    return f"Grader: {'; '.join(said)}." if said else None
+
+
+def _question_0(trace: list[Any]) -> Any:
+    """The trace's grader step (None where the route had none)."""
+    return next((t for t in trace if t.name == "grader"), None)
+
+
+def replies(n: int, kind: str) -> str:
+    return f"{n} {kind} {'reply' if n == 1 else 'replies'}"
+
+
+def placeholder(rows: GradedRows) -> bool:
+    """Every reply read is one text, over two or more tasks: a stand-in for replies not kept ("...", blank), not a
+    reply any grader saw."""
+    if rows.reply_len is None:
+        return False
+    have = rows.reply_len >= 0
+    hashes = rows.reply_hash[have]
+    return bool(len(hashes)) and bool((hashes == hashes[0]).all()) and len(np.unique(rows.task[have])) > 1
+
+
+def grader_caption(trace: list[Any]) -> str | None:
+    """The picture's whole caption where question 0 decided the route (None where it did not)."""
+    q0 = _question_0(trace)
+    if q0 is None or not q0.decided:
+        return None
+    return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
+            f"not drawn: make a blank reply fail and the same reply get the same grade, re-grade, and ask again.")
+
+
+def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,
+                     kappa: float = D.JUDGE_AUDIT_KAPPA, alpha: float = D.HOLDOUT_ALPHA) -> int:
+    """Rows to label by hand for a (1 - alpha) interval of +/- half_width on Cohen's kappa (D.JUDGE_AUDIT_*)."""
+    low, high = D.JUDGE_AUDIT_PASS_RANGE
+    p = min(max(pass_rate, low), high)
+    p_e = p * p + (1 - p) * (1 - p)  # chance agreement when your labels pass as often as the judge does
+    p_o = kappa + (1 - kappa) * p_e
+    return tasks_needed(math.sqrt(p_o * (1 - p_o)) / (1 - p_e), half_width, 0.5, alpha)
+
+
+# -- the checks ------------------------------------------------------------------------------------------------------
+
+def _tasks(rows: GradedRows, at: np.ndarray) -> list[str]:
+    """The distinct tasks of rows `at`, first seen first (LIST_LIMIT of them)."""
+    codes = list(dict.fromkeys(rows.task[at[: 10 * D.LIST_LIMIT]].tolist()))[: D.LIST_LIMIT]
+    return [display_name(rows.task_names[t]) for t in codes]
+
+
+def _blank_passes(rows: GradedRows, graded: np.ndarray, passed: np.ndarray, f: _Found) -> None:
+    """Blank (or whitespace-only) replies that passed: any stops the route. Tool trajectories are not read."""
+    n_tool = int((rows.reply_len == TOOL_TRAJECTORY).sum())
+    if n_tool:
+        f.evidence["tool_trajectories"] = n_tool
+        f.warnings.append(f"{plural(n_tool, 'row')} end a tool-using trajectory: their grade may rest on what the "
+                          f"tools did, so question 0 does not read their last message as the reply")
+    blank = (rows.reply_len == 0) & graded
+    hits = np.flatnonzero(blank & passed)
+    f.evidence.update(blank_replies=int(blank.sum()), blank_passes=len(hits))
+    if not len(hits):
+        return
+    shown = hits[: D.GRADER_EXAMPLES].tolist()
+    f.evidence["blank_pass_examples"] = rows.refs(shown)
+    f.evidence["blank_pass_tasks"] = _tasks(rows, hits)
+    f.found.append("blank_passes")
+    f.stop("blank_passes", f"{replies(len(hits), 'blank')} passed (e.g. {', '.join(rows.where(i) for i in shown)}): "
+                           f"the grader passes an answer that says nothing, so every rate below counts them. Make a "
+                           f"blank (or whitespace-only) reply fail, re-grade, then ask again.", rows.refs(shown))
+
+
+def _graded_both_ways(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
+    """The same reply text graded apart within a task: above GRADER_FLIP_SHARE of the repeated replies it stops the
+    route, under it a warning; where every rollout of every task is one text, both readings are said."""
+    flips = _repeated_replies(rows, graded)
+    f.evidence.update(flips)
+    if not flips["graded_both_ways"]:
+        return
+    f.found.append("graded_both_ways")
+    what = (f"{flips['graded_both_ways']} of {replies(flips['repeated_replies'], 'repeated')} "
+            f"({flips['flip_share']:.0%}) got different grades within a task (e.g. "
+            f"{', '.join(flips['flip_tasks'][:3])}): the grade is not a function of the reply (a judge sampled at "
+            f"temperature? a flaky test?)")
+    if flips.get("one_text_per_task"):  # every rollout of a task the same text: replies, or a task's own text?
+        where = (f"`{rows.fields['completion']}`" if "completion" in rows.fields
+                 else "the reply field (completion, response or output)")
+        f.warnings.append(f"{what}; but every rollout of every task carries the same text in {where}: if that is the "
+                          f"task's own text (a reference answer), map the replies with fields={{\"completion\": ...}}; "
+                          f"if it is the reply, the grader is not a function of it")
+    elif flips["flip_share"] > D.GRADER_FLIP_SHARE:
+        f.stop("graded_both_ways", f"{what[0].upper()}{what[1:]}. Grade at temperature 0 or with fixed seeds (or take "
+                                   f"the majority of several gradings), re-grade, then ask again.",
+               flips["flip_examples"])
+    else:
+        f.warnings.append(f"{what}; under {D.GRADER_FLIP_SHARE:.0%} of repeated replies, so the route goes on: read "
+                          f"those rows")
+
+
+def _length_bias(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
+    """A grade that rises with the reply's length within tasks: a warning naming length and the audit."""
+    length = _length_link(rows, graded)
+    if length is None:
+        return
+    f.evidence["length"] = length
+    if length["biased"]:
+        f.found.append("length_bias")
+        f.warnings.append(f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
+                          f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
+                          f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short "
+                          f"and long replies of the same tasks and compare their grades, or re-grade with the length "
+                          f"held fixed")
+
+
+# (task, reply) as one 64-bit key: the hash times an odd constant (a bijection mod 2^64) plus the task code, so two
+# pairs share a key about as often as two replies share a hash
+MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _repeated_replies(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
+    """Repeated replies (a task's same text given 2+ times, cut-off rows left out) and those graded apart. The
+    repeated keys come from one sorted copy of one key a row; only the rows holding them are kept past it (memory:
+    two arrays of the rows' length at once)."""
+    keep = graded & (rows.reply_len >= 0) & ~rows.truncated
+    key = rows.reply_hash[keep].view(np.uint64)
+    key *= MIX
+    key += rows.task[keep].astype(np.uint64)
+    ordered = np.sort(key)
+    same = ordered[1:] == ordered[:-1]
+    repeated = np.unique(ordered[1:][same])
+    # one text in every rollout of every task: the field may hold a task's own text (a reference answer), not replies
+    tasks = int(np.count_nonzero(np.bincount(rows.task[keep]))) if len(key) else 0
+    one_text = bool(len(repeated)) and len(key) - int(same.sum()) == tasks
+    del ordered, same
+    none = {"repeated_replies": 0, "graded_both_ways": 0, "flip_share": None}
+    if not len(repeated):
+        return none
+    held = repeated[np.minimum(np.searchsorted(repeated, key), len(repeated) - 1)] == key
+    at, key = np.flatnonzero(keep)[held], key[held]
+    order = np.argsort(key, kind="stable")
+    at, key = at[order], key[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))  # each repeated reply's first row
+    reward = rows.reward[at]
+    flipped = (np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)) > 1e-9
+    n_rep, n_flip = len(starts), int(flipped.sum())
+    out: dict[str, Any] = {"repeated_replies": n_rep, "graded_both_ways": n_flip,
+                           "flip_share": round(n_flip / n_rep, 4)}
+    if one_text:
+        out["one_text_per_task"] = True
+    if n_flip:
+        first = np.sort(at[starts[flipped]])
+        out["flip_tasks"] = _tasks(rows, first)
+        out["flip_examples"] = rows.refs(first[: D.GRADER_EXAMPLES].tolist())
+    return out
+
+
+def _midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's rank within its group, ties given their mean rank (1-based)."""
+    order = np.lexsort((values, group))
+    g, v = group[order], values[order]
+    new_group = np.concatenate(([True], g[1:] != g[:-1]))
+    new_value = new_group | np.concatenate(([True], v[1:] != v[:-1]))
+    position = np.arange(len(order)) - np.maximum.accumulate(np.where(new_group, np.arange(len(order)), 0)) + 1
+    tie = np.cumsum(new_value) - 1
+    first = np.flatnonzero(new_value)
+    last = np.append(first[1:], len(order)) - 1
+    mean = (position[first] + position[last]) / 2.0
+    ranks = np.empty(len(order))
+    ranks[order] = mean[tie]
+    return ranks
+
+
+def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
+    """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read.
+    Past LENGTH_MAX_ROWS rows it reads every s-th task's groups (s the smallest stride that fits)."""
+    keep = graded & (rows.reply_len > 0) & ~rows.truncated
+    m = int(keep.sum())
+    if m < 3:
+        return None
+    if m > D.LENGTH_MAX_ROWS:
+        keep &= rows.task % math.ceil(m / D.LENGTH_MAX_ROWS) == 0
+    model, arm = rows.model[keep], rows.arms[keep]
+    group = rows.task[keep].astype(np.int64)
+    if len(group) and (model.min() != model.max() or arm.min() != arm.max()):  # groups apart by sampler and arm
+        key = (group * (len(rows.model_names) + 1) + model + 1) * (len(rows.arm_names) + 1) + arm + 1
+        group = np.unique(key, return_inverse=True)[1].reshape(-1)
+    rx = _midranks(group, rows.reply_len[keep].astype(np.float64))
+    ry = _midranks(group, rows.reward[keep])
+    n = np.bincount(group).astype(np.float64)
+    centre = (n + 1) / 2.0
+    dx, dy = rx - centre[group], ry - centre[group]
+    sxy = np.bincount(group, weights=dx * dy, minlength=len(n))
+    sxx = np.bincount(group, weights=dx * dx, minlength=len(n))
+    syy = np.bincount(group, weights=dy * dy, minlength=len(n))
+    use = (sxx > 0) & (syy > 0)  # both vary (so n >= 2)
+    if not use.any():
+        return None
+    r = sxy[use] / np.sqrt(sxx[use] * syy[use])
+    w = n[use] - 1
+    rho = float((w * r).sum() / w.sum())
+    z = float((w * r).sum() / math.sqrt(w.sum()))
+    biased = (int(use.sum()) >= D.LENGTH_MIN_GROUPS and rho >= D.LENGTH_MIN_RHO
+              and z > NormalDist().inv_cdf(1 - D.LENGTH_ALPHA))
+    return {"rho": round(rho, 4), "z": round(z, 2), "groups": int(use.sum()), "rows": int(n[use].sum()),
+            "biased": biased}
+
+
+def _other_graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float, f: _Found) -> None:
+    """Each other grader against the reward read: rows both graded, raw agreement, Cohen's kappa, where they differ;
+    a warning for each that grades any row apart."""
+    out = []
+    for name, values in rows.graders.items():
+        both = graded & ~np.isnan(values)
+        if not both.any():
+            continue
+        a, b = rows.reward[both], values[both]
+        if b.min() < 0 or b.max() > 1:
+            continue  # a count or a timing kept beside the rewards, not a grade
+        pa, pb = a >= pass_threshold, b >= min(pass_threshold, 1.0)
+        p_o = float((pa == pb).mean())
+        qa, qb = float(pa.mean()), float(pb.mean())
+        p_e = qa * qb + (1 - qa) * (1 - qb)
+        apart = np.flatnonzero(both)[pa != pb]
+        out.append({"name": name, "rows": int(both.sum()), "agreement": round(p_o, 4),
+                    "kappa": round((p_o - p_e) / (1 - p_e), 4) if p_e < 1 else None,
+                    "disagree_rows": len(apart), "disagree_tasks": _tasks(rows, apart),
+                    "judge": rows.judged_by.get(name)})
+    if out:
+        f.evidence["graders"] = out
+    differ = [c for c in out if c["disagree_rows"]]
+    if differ:
+        f.found.append("graders_differ")
+    for c in differ:
+        kappa = f"kappa {c['kappa']:.2f}" if c["kappa"] is not None else "kappa undefined: a grader is constant"
+        judge = " (a model)" if c["judge"] else ""
+        f.warnings.append(f"grader `{c['name']}`{judge} grades these rollouts too: it agrees with the reward read on "
+                          f"{c['rows'] - c['disagree_rows']} of {c['rows']} rows ({kappa}) and differs on "
+                          f"{plural(c['disagree_rows'], 'row')} ({', '.join(c['disagree_tasks'][:5])}); if both grade "
+                          f"the same thing, read those replies to see which is right")
+
+
+def _judge(rows: GradedRows, graded: np.ndarray, passed: np.ndarray, f: _Found) -> None:
+    """Where a model graded the reward read: what says so, and the rows an audit labels (judge_audit_rows)."""
+    if "reward" not in rows.judged_by or not graded.any():
+        return
+    rate = float(passed[graded].mean())
+    judge = {"by": rows.judged_by["reward"], "pass_rate": round(rate, 4), "audit_rows": judge_audit_rows(rate),
+             "kappa_half_width": D.JUDGE_AUDIT_HALF_WIDTH}
+    f.evidence["judge"] = judge
+    f.found.append("judge")
+    f.warnings.append(f"a model graded the reward read ({judge['by']}): every rate here is only as good as that judge. "
+                      f"Audit it first (audit-your-judge): hand-label {judge['audit_rows']} rows for a 95% interval of "
+                      f"+/-{judge['kappa_half_width']:g} on Cohen's kappa between the judge and your labels (at kappa "
+                      f"{D.JUDGE_AUDIT_KAPPA:g} and its pass rate {rate:.2f})")
