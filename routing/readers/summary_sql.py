@@ -110,18 +110,23 @@ def _flag(d: Dialect, spec: Spec) -> tuple[str, str | None]:
     if not names:
         return "CAST(NULL AS BOOLEAN)", None
     if all(spec.kind(n) == BOOL for n in names):
-        return f"COALESCE({', '.join(d.path(n) for n in names)})", None
-    text = f"COALESCE({', '.join(_cast(d, d.path(n), spec.kind(n)) for n in names)})"
+        return _first([d.path(n) for n in names]), None
+    text = _first([_cast(d, d.path(n), spec.kind(n)) for n in names])
     flag = f"CASE WHEN {text} IN ({_words(FLAG_TRUE)}) THEN TRUE WHEN {text} IN ({_words(FLAG_FALSE)}) THEN FALSE END"
     mapped = "truncated" in spec.fields and spec.fields["truncated"] not in F.NATIVE["truncated"]
     return flag, text if mapped else None
 
 
+def _first(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"COALESCE({', '.join(parts)})"
+
+
 def _coalesce(d: Dialect, spec: Spec, name: str, to: str) -> str:
+    """The first present candidate of canonical `name` that is not null, as type `to`."""
     names = spec.present(name)
     if not names:
         return f"CAST(NULL AS {to})"
-    return f"CAST(COALESCE({', '.join(_cast(d, d.path(n), spec.kind(n)) for n in names)}) AS {to})"
+    return _first([f"CAST({d.path(n)} AS {to})" for n in names])
 
 
 def _order(d: Dialect, source: str, files: Sequence[str] | None) -> tuple[str, str]:
@@ -147,7 +152,7 @@ def summary_sql(engine: str, spec: Spec | None = None, source: str = "rows/*.par
     known = cut | F.ENDED_WORDS | F.UNSTATED_WORDS
     flag, flag_words = _flag(d, spec)
     reasons = [d.path(n) for n in F.FINISH_REASONS if spec.kind(n) == TEXT and n in spec.columns]
-    reason = f"lower(trim(COALESCE({', '.join(reasons)})))" if reasons else f"CAST(NULL AS {d.text})"
+    reason = f"lower(trim({_first(reasons)}))" if reasons else f"CAST(NULL AS {d.text})"
     if flag_words is not None:  # a mapped flag that holds finish reasons is read as one where it is not a word
         reason = f"COALESCE(CASE WHEN {flag} IS NULL THEN lower(trim({flag_words})) END, {reason})"
     arm = F.candidates("arm", spec.fields)[0]
@@ -165,7 +170,7 @@ WITH r AS (
     {_coalesce(d, spec, "model", d.text)} AS model,
     {f"CAST({d.path(arm)} AS {d.text})" if arm in spec.columns else f"CAST(NULL AS {d.text})"} AS arm,
     {step} AS step,
-    {f"CAST(COALESCE({', '.join(d.path(p) for p in budget)}) AS DOUBLE)" if budget else "CAST(NULL AS DOUBLE)"} AS max_tokens,
+    {f"CAST({_first([d.path(p) for p in budget])} AS DOUBLE)" if budget else "CAST(NULL AS DOUBLE)"} AS max_tokens,
     {_reward(d, spec)} AS reward,
     {flag} AS flag,
     {reason} AS reason,
