@@ -17,7 +17,7 @@ from typing import Any
 from . import extras
 
 COMMANDS = ("summary-sql", "summarize")
-SCALE_SPECS = ("duckdb>=1.1,<3",)  # pyproject.toml's [scale] extra, what summarize needs
+SCALE_SPECS = ("duckdb>=1.1,<3",)  # of pyproject.toml's [scale] extra, what summarize needs (pyspark is for Spark)
 KINDS = ("text", "bool", "number")
 
 

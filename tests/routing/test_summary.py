@@ -9,7 +9,6 @@ rows and Spark.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,12 +23,9 @@ from pick_a_method.routing.grader import SUMMARY_NO_REPLIES
 from pick_a_method.routing.readers.summary_sql import Spec, run_duckdb, summary_sql
 from pick_a_method.routing.table import table_of
 from pick_a_method.server.cli import main
+from summarykit import TABLE, strip_q0
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-TABLE = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_passes", "ungraded", "nonbinary",
-         "reward_sum", "reward_sq", "tokens_sum", "tokens_n")
-
-
 def write_rows(path: Path, n: int, *, reward: str, model: str = "'qwen'", extra: str = "",
                cut_fails: bool = False) -> Path:
     """n rows made by DuckDB's SQL (hash-scrambled, so the first-seen task order is not the name order); with
@@ -59,17 +55,6 @@ def same_table(a: routing.GradedRows, b: routing.GradedRows, pass_threshold: flo
     for k in TABLE:
         x, y = getattr(ta, k), getattr(tb, k)
         assert x.dtype == y.dtype and np.array_equal(x, y), k
-
-
-def strip_q0(d: dict) -> dict:
-    """A verdict without question 0 (which needs the replies), the finish-reason note (rows name the words), and
-    with the summary's path read as its rows' (the next step re-reads what it was given)."""
-    d = json.loads(json.dumps(d, default=str).replace(".summary.parquet", ".parquet"))
-    d["trace"] = [t for t in d.get("trace", []) if t["question"] != 0 or t["name"] != "grader"]
-    d["warnings"] = [w for w in d.get("warnings", []) if w != SUMMARY_NO_REPLIES and "finish reason" not in w]
-    if d.get("route") == "fix_reward":  # question 1 names rows on rows, tasks on a summary
-        d.pop("summary"), d.pop("next_step")
-    return d
 
 
 @pytest.fixture(scope="module")
