@@ -70,7 +70,9 @@ def test_spark_runs_the_printed_query_and_gives_the_same_summary(big, tmp_path):
     assert query == summary_sql("spark", Spec(), source=str(rows_path))  # the query README shows reads this schema
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     spark = (SparkSession.builder.master("local[2]").appName("pick-a-method-summary-test")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.sql.warehouse.dir", str(tmp_path / "warehouse"))  # never in the repository's root
+             .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={tmp_path}")
              .config("spark.driver.memory", "2g").config("spark.sql.session.timeZone", "UTC").getOrCreate())
     try:
         spark.sparkContext.setLogLevel("ERROR")
