@@ -1,9 +1,9 @@
 """Past one machine: DuckDB's per-task summary of N rows of Parquet, and the route on the summary.
 
-    python bench/summary_bench.py --rows 100000000 --tasks 500000 --memory-limit 4GB
+    python bench/summary_bench.py --rows 100000000 --tasks 50000 --memory-limit 4GB
 
 Makes the rows with DuckDB's own SQL (tasks scrambled, a teacher beside the trained model, ungraded rewards,
-cut-offs by flag and finish reason, token counts), then times, each in a fresh process so its peak RSS (VmHWM,
+cut-offs by flag and finish reason that fail, so the route goes past question 1, token counts), then times, each in a fresh process so its peak RSS (VmHWM,
 the interpreter and imports included) is its own: `pick-a-method summarize` (DuckDB, out of core: spilling to
 --temp-dir past --memory-limit), and reading + routing the summary (best of --repeat, the route alone too).
 """
@@ -24,14 +24,15 @@ MAKE = """
 import duckdb, sys
 rows, n, tasks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 k = max(n // tasks, 1)
-duckdb.sql(f'''COPY (SELECT
+duckdb.sql(f'''COPY (SELECT * REPLACE (CASE WHEN truncated OR finish_reason = 'length' THEN 0.0 * reward
+      ELSE reward END AS reward) FROM (SELECT
     'task-' || ((i // {k}) * 7919 % {tasks}) AS task_id,
     CASE WHEN i % 997 = 0 THEN NULL WHEN hash(i) % 100 < 10 + (i // {k}) % 80 THEN 1.0 ELSE 0.0 END AS reward,
     CASE WHEN (i // {max(k // 2, 1)}) % 2 = 0 THEN 'Qwen/Qwen3-8B' ELSE 'teacher-70b' END AS model,
     hash(i * 3) % 61 = 0 AS truncated,
     CASE WHEN hash(i * 5) % 53 = 0 THEN 'length' ELSE 'stop' END AS finish_reason,
     (hash(i * 7) % 2000)::INTEGER AS completion_tokens
-    FROM range({n}) t(i)) TO '{rows}' (FORMAT parquet)''')
+    FROM range({n}) t(i))) TO '{rows}' (FORMAT parquet)''')
 """
 
 SUMMARIZE = """
@@ -68,7 +69,7 @@ def run(code: str, *args: str) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=100_000_000)
-    p.add_argument("--tasks", type=int, default=500_000)
+    p.add_argument("--tasks", type=int, default=50_000)
     p.add_argument("--memory-limit", default="4GB", help="DuckDB's memory_limit for summarize")
     p.add_argument("--dir", default=None, help="where the rows, the summary and the spill go (default: a tmp folder)")
     p.add_argument("--repeat", type=int, default=5, help="reads + routes of the summary, best kept")
