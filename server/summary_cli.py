@@ -50,7 +50,7 @@ def add_commands(sub: Any) -> None:
                        description="Print the per-task summary query for your engine: run it where the rows are "
                                    "(Parquet on object storage, a cluster) and pass its answer as the rows of route, "
                                    "after or any rows argument.")
-    q.add_argument("--engine", choices=("duckdb", "spark"), required=True, help="the SQL dialect")
+    q.add_argument("--engine", choices=("duckdb", "spark"), required=True, help="the SQL dialect: duckdb or spark")
     q.add_argument("--source", default="rows/*.parquet", metavar="PATH",
                    help="the Parquet rows the query reads: a path or glob, s3:// too (default: rows/*.parquet)")
     q.add_argument("--schema", metavar="FILE.parquet", help="a Parquet file of the rows: the query reads the fields "
