@@ -3,9 +3,10 @@
     python bench/summary_bench.py --rows 100000000 --tasks 50000 --memory-limit 4GB
 
 Makes the rows with DuckDB's own SQL (tasks scrambled, a teacher beside the trained model, ungraded rewards,
-cut-offs by flag and finish reason that fail, so the route goes past question 1, token counts), then times, each in a fresh process so its peak RSS (VmHWM,
-the interpreter and imports included) is its own: `pick-a-method summarize` (DuckDB, out of core: spilling to
---temp-dir past --memory-limit), and reading + routing the summary (best of --repeat, the route alone too).
+cut-offs by flag and finish reason that fail, so the route goes past question 1, token counts), then times, each
+in a fresh process so its peak RSS (ru_maxrss: the interpreter and imports included) is its own:
+`pick-a-method summarize` (DuckDB, out of core: spilling to --temp-dir past --memory-limit), and reading + routing
+the summary (best of --repeat, the route alone too).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from pick_a_method.server.cli import main
 t = time.perf_counter()
 argv = ["summarize", sys.argv[1], "--out", sys.argv[2], "--overwrite"] + sys.argv[3:]
 assert main(argv) == 0
-print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak}))
 """
 
 ROUTE = """
@@ -80,7 +82,8 @@ def main() -> None:
     if not rows.exists():
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", MAKE, str(rows), str(a.rows), str(a.tasks)], check=True)
-        print(f"made {a.rows:,} rows ({rows.stat().st_size / 1e6:.0f} MB of Parquet) in {time.perf_counter() - t:.1f} s")
+        mb = rows.stat().st_size / 1e6
+        print(f"made {a.rows:,} rows ({mb:.0f} MB of Parquet) in {time.perf_counter() - t:.1f} s")
     s = run(SUMMARIZE, str(rows), str(summary), "--memory-limit", a.memory_limit, "--temp-dir", str(work / "spill"))
     print(f"summarize: {s['seconds']:.1f} s, peak RSS {s['peak_mb']:.0f} MB (memory_limit {a.memory_limit})")
     r = run(ROUTE, str(summary), str(a.repeat))

@@ -37,7 +37,7 @@ class SummaryCounts:
     graded              rows with a reward that is a number (NaN and null are not graded)
     passes              graded rows with reward >= pass_threshold
     truncated           rows cut off at the token cap; truncated_graded / _passes: those graded / that passed
-    truncation_stated   rows that say whether they were cut off; stated_graded / stated_passes: of those, graded / passed
+    truncation_stated   rows that say whether they were cut off; stated_graded / _passes: of those, graded / passed
     nan_rewards         rows whose reward was NaN (a grader failure?), told apart from a missing one
     nonbinary           graded rows whose reward is neither 0 nor 1
     reward_sum/_sq      sum and sum of squares of the graded rewards; reward_min/_max their range (NaN: none graded)
@@ -69,7 +69,8 @@ class SummaryCounts:
     pass_threshold: float
 
     def subset(self, mask: np.ndarray) -> SummaryCounts:
-        return replace(self, **{f.name: getattr(self, f.name)[mask] for f in fields(self) if f.name != "pass_threshold"})
+        kept = {f.name: getattr(self, f.name)[mask] for f in fields(self) if f.name != "pass_threshold"}
+        return replace(self, **kept)
 
     @property
     def binary(self) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import defaults as D
 from .. import fields as F
 from pick_a_method.common.errors import InputError
 from ..counts import SCHEMA_VERSION
@@ -77,7 +78,7 @@ class Spec:
     columns: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_COLUMNS))
     fields: Mapping[str, str] = field(default_factory=dict)
     step: str | None = None
-    pass_threshold: float = 1.0
+    pass_threshold: float = D.PASS_THRESHOLD
 
     def present(self, name: str) -> list[str]:
         """The candidates of canonical `name` the rows have, in the readers' order."""
@@ -162,8 +163,8 @@ def summary_sql(engine: str, spec: Spec | None = None, source: str = "rows/*.par
     step = f"CAST({d.path(spec.step)} AS BIGINT)" if spec.step else "CAST(NULL AS BIGINT)"
     count = lambda cond: f"CAST(SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS BIGINT)"  # noqa: E731
     total = lambda expr, cond: f"SUM(CASE WHEN {cond} THEN {expr} ELSE 0.0 END)"  # noqa: E731
-    return f"""-- pick-a-method per-task summary (version {SCHEMA_VERSION}) for {d.name}: one row per task, model, arm, step
--- and token budget, with the counts every verdict reads; passes at reward >= {spec.pass_threshold:g}.
+    return f"""-- pick-a-method per-task summary (version {SCHEMA_VERSION}) for {d.name}: one row per task, model, arm,
+-- step and token budget, with the counts every verdict reads; passes at reward >= {spec.pass_threshold:g}.
 WITH r AS (
   SELECT
     {_coalesce(d, spec, "task_id", d.text)} AS task_id,
@@ -256,8 +257,9 @@ def parquet_files(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 
 def run_duckdb(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
-               fields: Mapping[str, str] | None = None, step: str | None = None, pass_threshold: float = 1.0,
-               memory_limit: str | None = None, temp_directory: str | None = None,
+               fields: Mapping[str, str] | None = None, step: str | None = None,
+               pass_threshold: float = D.PASS_THRESHOLD, memory_limit: str | None = None,
+               temp_directory: str | None = None,
                progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """The summary of the Parquet rows at `paths`, written to `out` (Parquet) by DuckDB, out of core: it spills to
     `temp_directory` past `memory_limit`. `progress(percent)` is called about twice a second while it runs."""

@@ -113,7 +113,7 @@ def test_nonbinary_rewards_arms_and_after(tmp_path):
         arms[name] = (routing.read_rows(path), routing.read_rows(summarize(path, tmp_path, pass_threshold=0.75)))
     for rows, summary in arms.values():
         same_table(rows, summary, 0.75)
-        a, b = routing.truncated_passes(rows, pass_threshold=0.75), routing.truncated_passes(summary, pass_threshold=0.75)
+        a, b = (routing.truncated_passes(r, pass_threshold=0.75) for r in (rows, summary))
         assert a.count == b.count > 0 and a.verdict == b.verdict == "fix_reward" and a.share == b.share
         ra, rb = routing.route(rows, pass_threshold=0.75), routing.route(summary, pass_threshold=0.75)
         assert strip_q0(ra.model_dump()) == strip_q0(rb.model_dump())
