@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from pick_a_method.common.errors import InputError
+
 from . import fields as F
 
 __all__ = ["GradedRows", "RowsLike", "display_name", "make_rows", "concat", "with_model", "NAME_LIMIT"]
@@ -52,6 +54,9 @@ class GradedRows:
     graders: dict[str, np.ndarray] = field(default_factory=dict)  # other graders' grades, float64 (NaN: not graded)
     # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
     judged_by: dict[str, str] = field(default_factory=dict)
+    # A per-task summary's counts (counts.py), one entry per summary row; None for rows of rollouts. Where set, the
+    # columns above hold one entry per summary row: its task, model, arm and max_tokens (the rest left empty).
+    counts: Any = None
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
 
     def __len__(self) -> int:
@@ -63,11 +68,29 @@ class GradedRows:
 
     @property
     def n_truncation_stated(self) -> int:
-        return int(self.stated.sum())
+        return int(self.stated.sum()) if self.counts is None else int(self.counts.truncation_stated.sum())
 
     @property
     def n_nan_rewards(self) -> int:
-        return int(self.nan_reward.sum())
+        return int(self.nan_reward.sum()) if self.counts is None else int(self.counts.nan_rewards.sum())
+
+    @property
+    def n_rollouts(self) -> int:
+        """Rollouts: the rows, or what a summary's rows count."""
+        return len(self) if self.counts is None else int(self.counts.rollouts.sum())
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Rollouts per entry where the entries are a summary's rows; None where each entry is one rollout."""
+        return None if self.counts is None else self.counts.rollouts
+
+    def reward_range(self) -> tuple[float, float] | None:
+        """(lowest, highest) graded reward, or None when nothing is graded."""
+        if self.counts is not None:
+            low, high = self.counts.reward_min, self.counts.reward_max
+            return None if np.isnan(low).all() else (float(np.nanmin(low)), float(np.nanmax(high)))
+        graded = self.reward[~np.isnan(self.reward)]
+        return (float(graded.min()), float(graded.max())) if len(graded) else None
 
     @property
     def arms(self) -> np.ndarray:
@@ -95,7 +118,7 @@ class GradedRows:
             arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
             read_from=self.read_from, formats=self.formats, reply_hash=pick(self.reply_hash),
             reply_len=pick(self.reply_len), graders={k: v[mask] for k, v in self.graders.items()},
-            judged_by=self.judged_by)
+            judged_by=self.judged_by, counts=None if self.counts is None else self.counts.subset(mask))
 
     @property
     def n_replies(self) -> int:
@@ -149,6 +172,14 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
     seeded runs of one task are rollouts of the same docs). Line numbers are dropped: they would name no file."""
     if len(parts) == 1:
         return replace(parts[0], read_from=read_from, _tables={})
+    summaries = sum(p.counts is not None for p in parts)
+    if summaries:  # a summary's entries are not rollouts: never pooled with rows of rollouts
+        if summaries < len(parts):
+            raise InputError(f"{source}: per-task summaries and rows of rollouts in one read; summarize the rows too "
+                             f"(pick-a-method summarize), or pass them apart", field="rows")
+        from .counts import concat_counts
+
+        counts = concat_counts([p.counts for p in parts], source)
     tasks: dict[str, int] = {}
     models: dict[str, int] = {}
     arms: dict[str, int] = {}
@@ -174,7 +205,7 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
         reply_hash=np.concatenate([column(p, "reply_hash", 0, np.int64) for p in parts]) if replies else None,
         reply_len=np.concatenate([column(p, "reply_len", -1, np.int32) for p in parts]) if replies else None,
         graders={g: np.concatenate([p.graders.get(g, np.full(len(p), np.nan)) for p in parts]) for g in graders},
-        judged_by={k: v for p in parts for k, v in p.judged_by.items()})
+        judged_by={k: v for p in parts for k, v in p.judged_by.items()}, counts=counts if summaries else None)
 
 
 def with_model(rows: GradedRows, name: str) -> GradedRows:

@@ -12,6 +12,7 @@ import numpy as np
 from pick_a_method.common.errors import InputError
 
 from . import defaults as D
+from .counts import weighted_median
 from .rows import NAME_LIMIT, GradedRows, display_name
 from .table import Table, table_of
 
@@ -82,10 +83,10 @@ def reward_scale(rows: GradedRows, pass_threshold: float) -> tuple[float, float]
     """(lowest, highest) graded reward when the rewards run on a scale past 0-1 (0-10, 0-100) while a pass is still
     read at the default threshold of 1: every partial score would then pass. None when the scale and the threshold
     agree (or the caller moved the threshold)."""
-    graded = rows.reward[~np.isnan(rows.reward)]
-    if not len(graded) or pass_threshold != D.PASS_THRESHOLD:
+    span = rows.reward_range()
+    if span is None or pass_threshold != D.PASS_THRESHOLD:
         return None
-    low, high = float(graded.min()), float(graded.max())
+    low, high = span
     return (low, high) if high >= D.SCALE_PAST else None
 
 
@@ -105,14 +106,14 @@ def grading_warnings(rows: GradedRows, g: Table, pass_threshold: float) -> list[
         out.append(advice[0].upper() + advice[1:])
     if g.n_ungraded:
         nan = f" ({rows.n_nan_rewards} of them NaN: did the grader fail?)" if rows.n_nan_rewards else ""
-        out.append(f"{g.n_ungraded} of {len(rows)} rows carry no reward{nan}; they are left out of every rate, "
+        out.append(f"{g.n_ungraded} of {rows.n_rollouts} rows carry no reward{nan}; they are left out of every rate, "
                    f"not counted as fails")
     if g.n_nonbinary:
         out.append(f"{g.n_nonbinary} graded rows have a reward other than 0 or 1; a row passes when reward >= "
                    f"{pass_threshold:g} (set pass_threshold to change that)")
-    graded = rows.reward[~np.isnan(rows.reward)]
-    if len(graded) >= 2 and graded.min() == graded.max():
-        out.append(f"every graded row scored {graded[0]:g}; check the grader before reading any rate")
+    span = rows.reward_range()
+    if g.n_graded >= 2 and span[0] == span[1]:
+        out.append(f"every graded row scored {span[0]:g}; check the grader before reading any rate")
     return out
 
 
@@ -131,14 +132,24 @@ def cap_list(items: list[Any], limit: int = D.LIST_LIMIT) -> tuple[list[Any], in
     return items[:limit], max(0, len(items) - limit)
 
 
+def model_rollouts(rows: GradedRows) -> np.ndarray:
+    """Rollouts per model code (a summary's rows count theirs)."""
+    named = rows.model >= 0
+    weights = None if rows.weights is None else rows.weights[named]
+    return np.bincount(rows.model[named], weights=weights, minlength=len(rows.model_names)).astype(np.int64)
+
+
 def dominant_model(rows: GradedRows) -> str | None:
     """The model that sampled most of the rows, or None when no row names one."""
-    named = rows.model[rows.model >= 0]
-    if not len(named):
+    counts = model_rollouts(rows)
+    if not counts.any():
         return None
-    return rows.model_names[int(np.bincount(named).argmax())]
+    return rows.model_names[int(counts.argmax())]
 
 
 def median_budget(rows: GradedRows) -> float | None:
+    """The median token budget the rows state (a summary's, weighted by the rollouts each budget counts)."""
+    if rows.weights is not None:
+        return weighted_median(rows.max_tokens, rows.weights)
     stated = rows.max_tokens[~np.isnan(rows.max_tokens)]
     return float(np.median(stated)) if len(stated) else None

@@ -147,7 +147,11 @@ _COLUMNS = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_
 def build_table(rows: GradedRows, pass_threshold: float) -> Table:
     """One pass over the rows: a group code per row, then one bincount of (group, graded, passed, truncated)
     cells gives the counts; the reward and token sums each take one more bincount, only where they differ
-    from the counts (non-binary rewards, stated token counts)."""
+    from the counts (non-binary rewards, stated token counts). A summary's rows are counts already (counts.py)."""
+    if rows.counts is not None:
+        from .counts import summary_table
+
+        return summary_table(rows, pass_threshold)
     model, model_names = samplers_of(rows)
     n_models, n_arms = len(model_names) + 1, len(rows.arm_names) + 1
     arm = rows.arms
@@ -220,7 +224,9 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
             continue
         mine = named & np.isin(rows.model, members)
         key = rows.task[mine].astype(np.int64) * len(names) + rows.model[mine]
-        _, sizes = np.unique(key, return_counts=True)
+        _, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
+        if rows.weights is not None:  # a summary's entries: the rollouts they count
+            sizes = np.bincount(inverse.reshape(-1), weights=rows.weights[mine])
         if len(sizes) and np.median(sizes) < 2:
             pooled.update(members.tolist())
     if not pooled:

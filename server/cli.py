@@ -15,6 +15,7 @@ from .cli_picture import picture_lines, remember
 from .cli_words import cli_words, command_line
 from .declare import cli_of
 from .schemas import field_map
+from .summary_cli import COMMANDS as SUMMARY_COMMANDS, run as run_summary
 from .options import ServerOptions
 
 SERVING = ("pick-a-method: serving MCP over stdio; a client (Claude Code, Codex, Cursor, ...) spawns this itself. "
@@ -86,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(skill_text())
         return 0
+    if args.command in SUMMARY_COMMANDS:
+        return run_summary(args)
     if args.command:
         try:
             verdict = _run_command(args)

@@ -54,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
                            description="with a command, print a verdict for a person (no MCP); without one, serve MCP")
     for model in served():
         command(sub, model)
+    from .summary_cli import add_commands
+
+    add_commands(sub)  # summary-sql and summarize: past one machine, not tools
     return p
 
 

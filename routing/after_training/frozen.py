@@ -23,7 +23,7 @@ from pick_a_method.common.paths import confine
 from pick_a_method.common.write import check_out, write_config
 from .stats import graded_tasks
 from ..forecasting import holdout_size
-from ..shared import rows_arguments
+from ..shared import median_budget, rows_arguments
 from ..readers import read_rows
 from ..rows import RowsLike
 from ..table import table_of
@@ -107,12 +107,11 @@ def freeze(rows: RowsLike | str | os.PathLike[str], effect: float = D.PROVE_EFFE
                         f"{h.n_tasks} at k={k})")
     picked = np.sort(np.random.default_rng(seed).choice(len(suite), size=size, replace=False))
     tasks = [suite[i] for i in picked.tolist()]
-    budget = graded.max_tokens[~np.isnan(graded.max_tokens)]
     back, _ = rows_arguments(graded)
     frozen = Frozen(verdict="drawn", tasks=tasks, tasks_sha256=tasks_digest(tasks), n_tasks=size,
                     suite_tasks=len(suite), effect=effect, k=k, base=round(base, 4), power=power, alpha=alpha,
                     seed=seed, pass_threshold=pass_threshold,
-                    max_tokens=float(np.median(budget)) if len(budget) else None,
+                    max_tokens=median_budget(graded),
                     model=model, source=back.get("rows_path"), warnings=warnings,
                     summary=(f"{size} of {len(suite)} tasks held out (seed {seed}) to show a {effect:g} gain at k={k} "
                              f"from base {base:.2f}; train on none of them."),

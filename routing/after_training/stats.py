@@ -75,6 +75,10 @@ def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float,
         s2 = np.where(n > 1, c * (n - c) / (n * (n - 1)), np.nan)  # unbiased variance of one rollout's pass
         var_mean = per(s2 / n) / (groups * groups)
         row_col = where[rows.task]
+        if rows.counts is not None:  # a summary's rows: the counts per task, summed
+            cut, tokens, n_rows = _summary_numbers(rows, row_col, m)
+            return ArmNumbers(rates=rates, worth=worth, var_mean=var_mean, cut=cut, tokens=tokens,
+                              k=int(n.min()) if len(n) else 0, n_rows=n_rows)
         said = (row_col >= 0) & rows.stated
         cut = (np.bincount(row_col[said], weights=rows.truncated[said], minlength=m)
                / np.bincount(row_col[said], minlength=m))
@@ -85,6 +89,15 @@ def arm_numbers(rows: GradedRows, tasks: list[str], pass_threshold: float,
                       / np.bincount(row_col[stated], minlength=m))
     return ArmNumbers(rates=rates, worth=worth, var_mean=var_mean, cut=cut, tokens=tokens,
                       k=int(n.min()) if len(n) else 0, n_rows=int((row_col >= 0).sum()))
+
+
+def _summary_numbers(rows: GradedRows, row_col: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """arm_numbers' cut-off share and mean tokens per task, and the rows counted, from a summary's counts."""
+    s, keep = rows.counts, row_col >= 0
+    per = lambda w: np.bincount(row_col[keep], weights=w[keep], minlength=m)  # noqa: E731
+    cut = per(s.truncated) / per(s.truncation_stated)
+    tokens = per(s.tokens_sum) / per(s.tokens_n) if rows.tokens is not None else np.full(m, np.nan)
+    return cut, tokens, int(s.rollouts[keep].sum())
 
 
 @dataclass(frozen=True)

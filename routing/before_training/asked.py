@@ -94,7 +94,7 @@ class Asked:
             args["model"] = o.model
         asked = cls(all_rows=all_rows, rows=own, others=others, teacher_rows=t_given, o=o, full=full,
                     g=full.graded(), args=args, needs=needs)
-        unnamed = len(all_rows) - len(own) - sum(map(len, others.values()))
+        unnamed = all_rows.n_rollouts - own.n_rollouts - sum(o.n_rollouts for o in others.values())
         if others and unnamed:
             asked.warn(f"{unnamed} rows name no model; with several samplers in the file they are left out of "
                        f"{o.model}'s rows")
@@ -169,7 +169,7 @@ class Asked:
         return Route(verdict=d.route, route=d.route, methods=d.methods, summary=summary, next_step=d.next_step,
                      trace=sorted(self.trace, key=lambda t: t.question), alternatives=list(d.alternatives),
                      before_gpu=checks,
-                     warnings=list(dict.fromkeys(self.warnings)), model=self.o.model, n_rows=len(self.all_rows),
+                     warnings=list(dict.fromkeys(self.warnings)), model=self.o.model, n_rows=self.all_rows.n_rollouts,
                      n_tasks=self.g.n_tasks, **extra)
 
 

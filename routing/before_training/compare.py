@@ -15,7 +15,7 @@ from pick_a_method.common.trainers import TRAINERS
 from .. import defaults as D
 from pick_a_method.common.config_call import config_call
 from .questions import pass_at
-from ..shared import dominant_model, median_budget, rows_arguments
+from ..shared import dominant_model, median_budget, model_rollouts, rows_arguments
 from ..readers import as_rows
 from ..rows import GradedRows, RowsLike, display_name
 from ..stats import paired_ci
@@ -26,7 +26,7 @@ from ..verdicts import NextStep, OnPolicy, PairedDifference, TeacherClears
 def sampler_kinds(rows: GradedRows, model: str) -> tuple[dict[int, str], list[str]]:
     """Model code -> 'same' / 'checkpoint' / 'other' for every sampler the rows name, and notes on readings."""
     kinds, notes = {}, []
-    seen = np.bincount(rows.model[rows.model >= 0], minlength=len(rows.model_names))
+    seen = model_rollouts(rows)
     for code in np.flatnonzero(seen).tolist():
         kind, note = relation(rows.model_names[code], model)
         kinds[code] = kind
@@ -40,12 +40,13 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
     never silently off-policy; an older checkpoint of the same model is an async sampler (wrap in Async).
     Evidence: `samplers`, one entry per sampler (and arm) with its rows, tasks and pass@1."""
     rows = as_rows(rows)
-    n = len(rows)
+    n = rows.n_rollouts
     named = rows.model >= 0
-    counts = np.bincount(rows.model[named], minlength=len(rows.model_names))
+    counts = model_rollouts(rows)
     order = np.argsort(-counts, kind="stable")[: D.LIST_LIMIT]
     models = {display_name(rows.model_names[i]): int(counts[i]) for i in order if counts[i]}
-    share_named = float(named.mean()) if n else None
+    n_named = int(counts.sum())
+    share_named = (float(named.mean()) if rows.counts is None else n_named / n) if n else None
     samplers = table_of(rows, pass_threshold).samplers()[: D.LIST_LIMIT] if n else []
     common = dict(model=model, share_named=share_named, models=models, samplers=samplers)
     args, needs = rows_arguments(rows)
@@ -72,7 +73,7 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
     stale = [display_name(rows.model_names[c]) for c, k in kinds.items() if k == "checkpoint"]
     mine = [c for c, k in kinds.items() if k != "other"]
     if share_named < 1.0:
-        warnings.append(f"{int((~named).sum())} of {n} rows name no model")
+        warnings.append(f"{n - n_named} of {n} rows name no model")
     if others and mine:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         kind = "mixed"
@@ -187,7 +188,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
                          NextStep(tool="teacher_clears", arguments=again,
                                   needs=[f"teacher rows re-scored at max_tokens {int(sb)}"],
                                   why="Re-score the teacher at the student's max_tokens, then ask again."))
-    if int((t_rows.truncated & (t_rows.reward >= pass_threshold)).sum()):
+    if int(table_of(t_rows, pass_threshold).truncated_passes.sum()):
         warnings.append("some teacher replies were cut off and still passed; fix the reward (question 1) before "
                         "trusting the teacher's rate")
     apart = bool(t.ci95[0] > s.ci95[1]) if t.ci95 and s.ci95 else None

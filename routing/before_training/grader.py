@@ -38,6 +38,10 @@ __all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "ca
 NO_REPLIES = ("no row carries its reply (completion, response or output; fields={'completion': ...} maps "
               "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
               "reply graded both ways, grades that follow length)")
+# A per-task summary (readers/summary.py) keeps counts, never replies or other graders' grades.
+SUMMARY_NO_REPLIES = ("a per-task summary carries counts, not replies: question 0 (blank replies that pass, the same "
+                      "reply graded both ways, grades that follow length, a second grader or a judge) is not checked. "
+                      "Route a sample of the rows themselves to check the grader")
 
 
 class GraderCheck(BaseModel):
@@ -81,7 +85,11 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
     if rows.reply_len is None or stand_in:
         f.evidence["note"] = (("every row carries the same reply over several tasks (a placeholder, or replies left "
                                "out?): read as no replies. ") if stand_in else "") + NO_REPLIES
-    f.evidence["rows"] = len(rows)
+    f.evidence["rows"] = rows.n_rollouts
+    if rows.counts is not None:  # said, never passed in silence: the summary cannot show the grader is sound
+        f.evidence["note"] = SUMMARY_NO_REPLIES
+        f.evidence["summary"] = True
+        f.warnings.append(SUMMARY_NO_REPLIES)
     if rows.reply_len is not None and not stand_in:
         _blank_passes(rows, graded, passed, f)
         _graded_both_ways(rows, graded, f)

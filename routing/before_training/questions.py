@@ -27,9 +27,20 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     first (a truncated reply must fail, or raise max_tokens); DAPO penalizes over-long samples for this reason."""
     rows = as_rows(rows)
     pass_threshold = check_threshold(pass_threshold)
-    passed = rows.truncated & (rows.reward >= pass_threshold)  # NaN compares false: ungraded never passes
-    hits = np.flatnonzero(passed)
-    n_trunc = int(rows.truncated.sum())
+    if rows.counts is None:
+        passed = rows.truncated & (rows.reward >= pass_threshold)  # NaN compares false: ungraded never passes
+        hits = np.flatnonzero(passed)
+        n_hits, n_trunc = len(hits), int(rows.truncated.sum())
+        examples, omitted = cap_list(hits.tolist())
+        tasks = list(dict.fromkeys(display_name(rows.task_names[t]) for t in rows.task[hits[: 10 * D.LIST_LIMIT]]))[
+            : D.LIST_LIMIT]
+        refs, where = rows.refs(examples), ", ".join(rows.where(i) for i in examples[:5])
+    else:  # a summary counts the cut-off passes per task but names no row
+        t = table_of(rows, pass_threshold)
+        n_hits, n_trunc = int(t.truncated_passes.sum()), int(t.truncated.sum())
+        hit = np.flatnonzero(t.truncated_passes > 0)
+        tasks = list(dict.fromkeys(display_name(rows.task_names[c]) for c in t.task[hit]))[: D.LIST_LIMIT]
+        refs, omitted, where = [], n_hits, "in tasks " + ", ".join(tasks[:5]) + "; a summary names no row"
     stated = rows.n_truncation_stated
     args, needs = rows_arguments(rows)
     examples, omitted = cap_list(hits.tolist())
@@ -41,14 +52,14 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     if len(rows) == 0:
         return TruncatedPasses(verdict="empty", summary="No rows to check.", warnings=[],
                                next_step=NextStep(tool=None, why="Grade some rollouts first."), **common)
-    if len(hits):
-        where = ", ".join(rows.where(i) for i in examples[:5])
+    if n_hits:
         return TruncatedPasses(
             verdict="fix_reward",
-            summary=(f"{len(hits)} replies cut off at the token cap still passed (e.g. {where}). Truncation, not "
+            summary=(f"{n_hits} replies cut off at the token cap still passed (e.g. {where}). Truncation, not "
                      f"the model, decides the rates: make a truncated reply fail, or raise max_tokens, then re-grade."),
             next_step=NextStep(tool=None, arguments={"truncated_passes": [r.model_dump(exclude_none=True) for r in
-                                                                          common["examples"]]},
+                                                                          common["examples"]]} if refs else
+                               {"truncated_pass_tasks": tasks},
                                why="Fix the reward so a cut-off reply fails (or raise max_tokens), re-grade these "
                                    "rows, and call route again."),
             **common)
@@ -56,8 +67,8 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     if stated == 0 and not any("question 1" in n for n in rows.notes):  # else the reader said why, for its tool
         warnings.append("no row says whether it was cut off (`truncated` or `finish_reason`); question 1 cannot "
                         "be checked: add `truncated` to the rows")
-    elif stated < len(rows):
-        warnings.append(f"{len(rows) - stated} rows do not say whether they were cut off")
+    elif stated < rows.n_rollouts:
+        warnings.append(f"{rows.n_rollouts - stated} rows do not say whether they were cut off")
     verdict = "unknown" if stated == 0 else "ok"
     summary = ("No row states truncation, so whether a cut-off reply can pass is unknown." if stated == 0 else
                f"No cut-off reply passed ({n_trunc} of {stated} rows were cut off).")
@@ -130,7 +141,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
     g = groups(rows, pass_threshold)
     warnings = grading_warnings(rows, table_of(rows, pass_threshold), pass_threshold) + sampler_warning(g)
     args, needs = rows_arguments(rows)
-    common = dict(n_rows=len(rows), n_graded=g.n_graded, n_ungraded=table_of(rows, pass_threshold).n_ungraded, n_nonbinary=g.n_nonbinary,
+    common = dict(n_rows=rows.n_rollouts, n_graded=g.n_graded, n_ungraded=table_of(rows, pass_threshold).n_ungraded, n_nonbinary=g.n_nonbinary,
                   pass_threshold=pass_threshold, per_task_offset=per_task_offset)
     if len(g.n) == 0:
         return PassAt(verdict="empty", summary="No graded rows: nothing to score. Grade the rollouts first.",

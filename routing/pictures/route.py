@@ -249,6 +249,14 @@ def paired_panel(teacher: GradedRows, student: GradedRows, pass_threshold: float
 
 def cut_off_panel(rows: GradedRows, pass_threshold: float) -> CutOffPanel:
     """Every row's count, as question 1 reads them (one grader scored them all)."""
+    if rows.counts is not None:  # a summary's counts (at its own threshold: counts.passes_at checked it)
+        s = rows.counts
+        cut_passed, stated_passed = int(s.truncated_passes.sum()), int(s.stated_passes.sum())
+        cut_failed = int(s.truncated_graded.sum()) - cut_passed
+        n = {"cut_passed": cut_passed, "cut_failed": cut_failed, "whole_passed": stated_passed - cut_passed,
+             "whole_failed": int(s.stated_graded.sum()) - stated_passed - cut_failed}
+        bars = [Bar(kind=kind, low=0.0, high=0.0, label="", count=v) for kind, v in n.items()]
+        return CutOffPanel(bars=bars, n_truncated_passes=cut_passed, n_stated=int(s.stated_graded.sum()))
     graded = rows.stated & ~np.isnan(rows.reward)
     passed = rows.reward >= pass_threshold  # NaN compares false
     cut = rows.truncated

@@ -16,13 +16,13 @@ from pathlib import Path
 from pick_a_method.common.errors import InputError
 from pick_a_method.common.paths import confine, expand_user_path
 from ..rows import GradedRows, concat
-from . import inspect_ai, lm_eval, plain_formats, verifiers, verl
+from . import inspect_ai, lm_eval, plain_formats, summary, verifiers, verl
 from .base import Format, Probe, ReadArgs
 from .once import distinct
 
-# Most specific first: each eval tool's format before the plain files its rows also are.
+# Most specific first: each eval tool's format before the plain files its rows also are (a per-task summary too).
 FORMATS: tuple[Format, ...] = (
-    *inspect_ai.FORMATS, *verifiers.FORMATS, *lm_eval.FORMATS, *verl.FORMATS, *plain_formats.FORMATS)
+    *summary.FORMATS, *inspect_ai.FORMATS, *verifiers.FORMATS, *lm_eval.FORMATS, *verl.FORMATS, *plain_formats.FORMATS)
 FOLDER_LIMIT = 10_000  # files looked at under one folder or glob
 
 

@@ -29,6 +29,8 @@ COMMANDS = {
     "trl-config": ["trl-config", "grpo", "--model", MODEL],
     "verl-config": ["verl-config", "grpo", "--model", MODEL],
     "--print-skill": ["--print-skill"],
+    "summary-sql": ["summary-sql", "--engine", "duckdb"],  # past one machine (server/summary_cli.py)
+    "summarize": ["summarize", "--help"],  # runs DuckDB on Parquet rows: tests/routing/test_summary.py
 }
 if has_after():  # once the core has it
     COMMANDS["after"] = ["after", STUDENT, str(EXAMPLES / "teacher_strong.jsonl")]
