@@ -122,6 +122,9 @@ class After(Verdict):
     frozen: FrozenCheck | None = None
     not_comparable: list[str] = Field(default_factory=list, description="Why the arms cannot be compared.")
     n_tasks: int = Field(description="Tasks compared: every arm scored them (the frozen ones where given).")
+    paired_by: Literal["task id", "prompt"] = Field("task id", description=(
+        "What paired the arms' tasks: their ids, or (where the ids do not meet, e.g. two tools' runs) the prompt "
+        "each task was asked with."))
     _tasks: list[str] = PrivateAttr(default_factory=list)  # their ids, for the picture; not sent
 
     def compared_tasks(self) -> list[str]:

@@ -50,6 +50,11 @@ class GradedRows:
     reply_hash: np.ndarray | None = None  # int64
     reply_len: np.ndarray | None = None  # int32
     graders: dict[str, np.ndarray] = field(default_factory=dict)  # other graders' grades, float64 (NaN: not graded)
+    # Each task's prompt as a stable key (readers/prompts.py: a hash of its text, whitespace folded), aligned to
+    # task_names (None: the task's rows carry no prompt); None: no row carries one. `after` pairs arms on it where
+    # their task ids do not meet (two tools name the same task their own way).
+    task_prompts: list[str | None] | None = None
+    suites: list[str] = field(default_factory=list)  # the environments / tasks the rows say they came from
     # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
     judged_by: dict[str, str] = field(default_factory=dict)
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
@@ -95,7 +100,7 @@ class GradedRows:
             arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
             read_from=self.read_from, formats=self.formats, reply_hash=pick(self.reply_hash),
             reply_len=pick(self.reply_len), graders={k: v[mask] for k, v in self.graders.items()},
-            judged_by=self.judged_by)
+            judged_by=self.judged_by, task_prompts=self.task_prompts, suites=self.suites)
 
     @property
     def n_replies(self) -> int:
@@ -121,7 +126,8 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
               lines: np.ndarray | None, source: str | None, fields: Mapping[str, str], keys: list[str],
               reward_read: bool, unknown_reasons: Mapping[str, int] | None = None,
               reply_hash: np.ndarray | None = None, reply_len: np.ndarray | None = None,
-              graders: Mapping[str, np.ndarray] | None = None) -> GradedRows:
+              graders: Mapping[str, np.ndarray] | None = None,
+              task_prompts: list[str | None] | None = None) -> GradedRows:
     """GradedRows from finished columns (both readers end here), with the notes on fields not read."""
     notes = F.field_notes(keys, fields, reward_read=reward_read, model_read=bool((model >= 0).any())) if keys else []
     notes += F.reason_notes(unknown_reasons or {}, fields)
@@ -135,7 +141,8 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
         suggested_fields=F.suggest(keys, fields, reward_read=reward_read),
         reply_hash=reply_hash if replies else None, reply_len=reply_len if replies else None,
         graders={k: v for k, v in (graders or {}).items() if not np.isnan(v).all()},
-        judged_by={"reward": f"rows carry `{judges[0]}` (a judge's field)"} if judges else {})
+        judged_by={"reward": f"rows carry `{judges[0]}` (a judge's field)"} if judges else {},
+        task_prompts=task_prompts if task_prompts and any(p is not None for p in task_prompts) else None)
 
 
 def _recode(codes: np.ndarray, names: list[str], index: dict[str, int]) -> np.ndarray:
@@ -174,7 +181,20 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
         reply_hash=np.concatenate([column(p, "reply_hash", 0, np.int64) for p in parts]) if replies else None,
         reply_len=np.concatenate([column(p, "reply_len", -1, np.int32) for p in parts]) if replies else None,
         graders={g: np.concatenate([p.graders.get(g, np.full(len(p), np.nan)) for p in parts]) for g in graders},
-        judged_by={k: v for p in parts for k, v in p.judged_by.items()})
+        judged_by={k: v for p in parts for k, v in p.judged_by.items()},
+        task_prompts=_prompts(parts, tasks), suites=list(dict.fromkeys(s for p in parts for s in p.suites)))
+
+
+def _prompts(parts: Sequence[GradedRows], tasks: dict[str, int]) -> list[str | None] | None:
+    """The joined parts' task prompts, by task name (the first part that says one wins)."""
+    if all(p.task_prompts is None for p in parts):
+        return None
+    out: list[str | None] = [None] * len(tasks)
+    for p in parts:
+        for name, key in zip(p.task_names, p.task_prompts or ()):
+            if key is not None and out[tasks[name]] is None:
+                out[tasks[name]] = key
+    return out
 
 
 def with_model(rows: GradedRows, name: str) -> GradedRows:

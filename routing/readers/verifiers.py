@@ -58,6 +58,9 @@ def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
         model = meta.get("model")
         if isinstance(model, str) and model:
             rows = with_model(rows, model)
+        env = meta.get("env_id") or meta.get("env")  # the environment: `after` never pairs two of them
+        if isinstance(env, str) and env:
+            rows.suites.append(env)
         sampling = meta.get("sampling_args")  # vf-eval -t: the cap every request was sent with
         if isinstance(sampling, dict):
             rows = with_cap(rows, sampling.get("max_tokens"))
