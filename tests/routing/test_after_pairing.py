@@ -113,3 +113,14 @@ def test_a_different_k_before_and_after_is_said():
     assert "before k=8" in w and "after k=1" in w and "Score every arm at the same k" in w
     same = after(b, rows_from_passes(rng.integers(0, 9, 60).tolist(), k=8, model="trained"))
     assert not any("rollouts per task differ" in w for w in same.warnings)
+
+
+def test_paired_py_stands_below_the_jobs_that_use_it():
+    """routing/paired.py holds the pairing and sizing the jobs share: it imports none of them."""
+    import ast
+
+    import pick_a_method.routing.paired as paired
+
+    tree = ast.parse(Path(paired.__file__).read_text())
+    local = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+    assert local <= {None, "rows", "table", "stats", "defaults"}, local
