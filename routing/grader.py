@@ -84,8 +84,8 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
     f.evidence["rows"] = len(rows)
     if rows.reply_len is not None and not stand_in:
         _blank_passes(rows, graded, passed, f)
+        _length_bias(rows, graded, f)  # before the flips: a judge that follows length flips as a side effect
         _graded_both_ways(rows, graded, f)
-        _length_bias(rows, graded, f)
     _other_graders(rows, graded, pass_threshold, f)
     _judge(rows, graded, passed, f)
     answer = ", ".join(f.found) if f.found else ("ok" if rows.reply_len is not None and not stand_in else "no_replies")
@@ -105,9 +105,25 @@ def grader_step(a: Asked) -> Decision | None:
     if not check.decided:
         return None
     return Decision("fix_reward", [], check.summary,
-                    NextStep(tool=None, arguments=check.rows_to_fix,
-                             why="Fix the grader (a blank reply fails; the same reply gets the same grade), re-grade "
-                                 "the rows, and call route again."), gpu=False)
+                    NextStep(tool=None, arguments=check.rows_to_fix, why=fix_why(check.rows_to_fix)), gpu=False)
+
+
+def fix_why(found: dict[str, Any]) -> str:
+    """How to fix what question 0 found, the finding that leads first."""
+    fixes = {"blank_passes": "make a blank (or whitespace-only) reply fail",
+             "length_bias": LENGTH_FIX,
+             "graded_both_ways": "give the same reply the same grade (a judge at temperature 0 or a fixed seed, or the "
+                                 "majority of several gradings)"}
+    said = [fixes[k] for k in found if k in fixes]
+    return f"Fix the grader: {'; '.join(said)}. Re-grade the rows, and call route again."
+
+
+# How to fix a grade that follows length (Dubois et al. 2024, arXiv:2404.04475: length-controlled judging; Zheng et
+# al. 2023, arXiv:2306.05685: a judge's verbosity bias)
+LENGTH_FIX = ("grade what the reply says, not how long it is: check the final answer against a reference with a "
+              "program where the task has one; else tell the judge that length earns nothing and show it a short and a "
+              "long correct reply as examples, then confirm on pairs of short and long replies of the same task that "
+              "their grades no longer follow length (the within-task correlation near 0)")
 
 
 def caption_line(trace: list[Any]) -> str | None:
@@ -226,13 +242,20 @@ def _graded_both_ways(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
 
 
 def _length_bias(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
-    """A grade that rises with the reply's length within tasks: a warning naming length and the audit."""
+    """A grade that rises with the reply's length within tasks: it decides the route (the grade measures length, so
+    every rate below does), named with its evidence, and the audit in a warning."""
     length = _length_link(rows, graded)
     if length is None:
         return
+    examples = length.pop("examples", [])
     f.evidence["length"] = length
     if length["biased"]:
         f.found.append("length_bias")
+        f.stop("length_bias", f"The grade follows the reply's length: within tasks, longer replies pass more often "
+                              f"(Spearman rho {length['rho']:.2f} over {length['groups']} groups, z {length['z']:.1f}; "
+                              f"most in {', '.join(length['tasks'][:3])}). A grader that rewards length (a judge's "
+                              f"verbosity bias) teaches the model to ramble: {LENGTH_FIX}; re-grade, then ask again.",
+               rows.refs(examples))
         f.warnings.append(f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
                           f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
                           f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short "
@@ -324,13 +347,20 @@ def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     if not use.any():
         return None
     r = sxy[use] / np.sqrt(sxx[use] * syy[use])
+    task_of = np.zeros(len(n), dtype=np.int64)
+    task_of[group] = rows.task[keep]
+    first_row = np.full(len(n), -1, dtype=np.int64)
+    first_row[group[::-1]] = np.flatnonzero(keep)[::-1]  # each group's first row
+    top = np.argsort(-r, kind="stable")[: D.GRADER_EXAMPLES]
     w = n[use] - 1
     rho = float((w * r).sum() / w.sum())
     z = float((w * r).sum() / math.sqrt(w.sum()))
     biased = (int(use.sum()) >= D.LENGTH_MIN_GROUPS and rho >= D.LENGTH_MIN_RHO
               and z > NormalDist().inv_cdf(1 - D.LENGTH_ALPHA))
+    groups = np.flatnonzero(use)[top]
+    tasks = list(dict.fromkeys(display_name(rows.task_names[t]) for t in task_of[groups].tolist()))
     return {"rho": round(rho, 4), "z": round(z, 2), "groups": int(use.sum()), "rows": int(n[use].sum()),
-            "biased": biased}
+            "biased": biased, "tasks": tasks, "examples": first_row[groups].tolist()}
 
 
 def _other_graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float, f: _Found) -> None:

@@ -25,6 +25,7 @@ from .asked import split_samplers
 from .compare import paired, shared_rates
 from pick_a_method.common.errors import InputError
 from .grader import caption_line, grader_caption
+from .grader_picture import GraderPanel, grader_panel
 from .questions import band, groups, plural, unit
 from .readers import as_rows
 from .rows import GradedRows, RowsLike, display_name
@@ -128,6 +129,8 @@ class Picture(BaseModel):
     paired: PairedPanel | None = None
     cut_off: CutOffPanel | None = Field(None, description="For fix_reward, in place of the band: truncation decides "
                                                           "the rates, so they are not drawn.")
+    grader: GraderPanel | None = Field(None, description="For a route question 0 stopped, in place of the cut-off "
+                                                         "counts: what it found in the grades.")
     per_task: PerTaskPanel | None = Field(None, description="after: each task's pass rate before against after.")
     diffs: DiffPanel | None = Field(None, description="after: each paired difference beside the registered effect.")
 
@@ -156,6 +159,10 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Aft
         panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
+    if isinstance(verdict, Route) and verdict.route == "fix_reward" and grader_caption(verdict.trace):
+        q0 = next(t for t in verdict.trace if t.name == "grader")  # question 0 decided: draw what it found
+        return Picture(title=f"{source}: route fix_reward (the grader)", caption=grader_caption(verdict.trace),
+                       route=verdict.route, grader=grader_panel(rows, q0.evidence, pass_threshold))
     if isinstance(verdict, Route) and verdict.route == "fix_reward":
         panel = cut_off_panel(rows, pass_threshold)
         caption = grader_caption(verdict.trace) or " ".join(filter(None, [_cut_off_caption(panel),
