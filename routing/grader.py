@@ -135,10 +135,10 @@ def caption_line(trace: list[Any]) -> str | None:
     said = []
     if e.get("blank_passes"):
         said.append(f"{replies(e['blank_passes'], 'blank')} passed")
+    if (e.get("length") or {}).get("biased"):  # before the flips: a judge that follows length flips too
+        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
     if e.get("graded_both_ways"):
         said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
-    if (e.get("length") or {}).get("biased"):
-        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
     for c in e.get("graders") or []:
         if c["disagree_rows"]:
             said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
@@ -171,8 +171,9 @@ def grader_caption(trace: list[Any]) -> str | None:
     q0 = _question_0(trace)
     if q0 is None or not q0.decided:
         return None
+    fix = fix_why(dict.fromkeys(q0.answer.split(", "))).removeprefix("Fix the grader: ")
     return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
-            f"not drawn: make a blank reply fail and the same reply get the same grade, re-grade, and ask again.")
+            f"not drawn. Fix the grader: {fix}")
 
 
 def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,
