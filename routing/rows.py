@@ -55,6 +55,11 @@ class GradedRows:
     # their task ids do not meet (two tools name the same task their own way).
     task_prompts: list[str | None] | None = None
     suites: list[str] = field(default_factory=list)  # the environments / tasks the rows say they came from
+    # Rows joined from several files (concat): each row's file (a code into origin_files: its name, and whether
+    # origin_at holds its line numbers or its 0-based row in that file), so an example names its file
+    origin: np.ndarray | None = None  # int32
+    origin_at: np.ndarray | None = None  # int64
+    origin_files: list[tuple[str, bool]] = field(default_factory=list)
     # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
     judged_by: dict[str, str] = field(default_factory=dict)
     _tables: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)  # table.py's cache
@@ -80,13 +85,18 @@ class GradedRows:
 
     def where(self, i: int) -> str:
         """How to point a person at row i."""
+        if self.origin is not None and self.origin_at is not None:
+            name, lines = self.origin_files[int(self.origin[i])]
+            return f"{'line' if lines else 'row'} {int(self.origin_at[i])} of {name}"
         if self.lines is not None:
             return f"line {int(self.lines[i])} of {self.source}"
-        return f"row {i}"
+        return f"row {i} of {self.source}" if self.source else f"row {i}"
 
     def refs(self, indices: Iterable[int]) -> list[dict[str, Any]]:
         """Evidence entries for rows: where they are and which task they answered."""
         return [{"row": int(i), **({"line": int(self.lines[i])} if self.lines is not None else {}),
+                 **({"file": self.origin_files[int(self.origin[i])][0]} if self.origin is not None else
+                    {"file": self.source} if self.source and self.lines is None else {}),
                  "task_id": display_name(self.task_names[int(self.task[i])])} for i in indices]
 
     def subset(self, mask: np.ndarray) -> GradedRows:
@@ -100,7 +110,8 @@ class GradedRows:
             arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
             read_from=self.read_from, formats=self.formats, reply_hash=pick(self.reply_hash),
             reply_len=pick(self.reply_len), graders={k: v[mask] for k, v in self.graders.items()},
-            judged_by=self.judged_by, task_prompts=self.task_prompts, suites=self.suites)
+            judged_by=self.judged_by, task_prompts=self.task_prompts, suites=self.suites, origin=pick(self.origin),
+            origin_at=pick(self.origin_at), origin_files=self.origin_files)
 
     @property
     def n_replies(self) -> int:
@@ -182,7 +193,11 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
         reply_len=np.concatenate([column(p, "reply_len", -1, np.int32) for p in parts]) if replies else None,
         graders={g: np.concatenate([p.graders.get(g, np.full(len(p), np.nan)) for p in parts]) for g in graders},
         judged_by={k: v for p in parts for k, v in p.judged_by.items()},
-        task_prompts=_prompts(parts, tasks), suites=list(dict.fromkeys(s for p in parts for s in p.suites)))
+        task_prompts=_prompts(parts, tasks), suites=list(dict.fromkeys(s for p in parts for s in p.suites)),
+        origin=np.repeat(np.arange(len(parts), dtype=np.int32), [len(p) for p in parts]),
+        origin_at=np.concatenate([p.lines if p.lines is not None else np.arange(len(p), dtype=np.int64)
+                                  for p in parts]),
+        origin_files=[(str(p.source), p.lines is not None) for p in parts])
 
 
 def _prompts(parts: Sequence[GradedRows], tasks: dict[str, int]) -> list[str | None] | None:
