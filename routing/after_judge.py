@@ -210,18 +210,20 @@ def _budgets(sources: Mapping[str, GradedRows | float | None]) -> list[str]:
 def _guards(pairs: dict[str, tuple[GradedRows, GradedRows]], pass_threshold: float) -> tuple[list[Guard], list[bool]]:
     if not pairs:
         return [], []
-    nums = []
+    nums, lost = [], []
     for b, a in pairs.values():
         _, tasks, _, _, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
         nb, na = arm_numbers(b, tasks, pass_threshold), arm_numbers(a, tasks, pass_threshold)
         nums.append((na, nb))
+        lost.append(_flips(nb, na, tasks))  # the guard's own flips, never the main suite's
     h = holm_regressed(nums)
     out = []
     for g, (name, (na, nb)) in enumerate(zip(pairs, nums)):
         d = _difference("after - before", compare(na, nb), na.n)
         tested = (float(h.lo[g, 0]), float(h.hi[g, 0])) if not np.isnan(h.lo[g, 0]) else None
         out.append(Guard(name=name, regressed=bool(h.regressed[g, 0]), tested_at=round(float(h.level[g, 0]), 6),
-                         tested_ci=tested, **d.model_dump()))
+                         tested_ci=tested, pass_to_fail=lost[g].pass_to_fail,
+                         pass_to_fail_tasks=lost[g].pass_to_fail_tasks, **d.model_dump()))
     regressed = h.regressed[:, 0].tolist()
     return out, regressed
 

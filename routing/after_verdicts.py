@@ -90,6 +90,8 @@ class Guard(Difference):
     regressed: bool
     tested_at: float = Field(description="The interval level Holm tested it at last (1 - 0.05 / guards standing).")
     tested_ci: Interval | None
+    pass_to_fail: int = Field(0, description="The guard's own tasks that flipped pass -> fail.")
+    pass_to_fail_tasks: list[str] = Field(default_factory=list, description="The first few of them.")
 
 
 class FrozenCheck(BaseModel):

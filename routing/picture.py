@@ -149,7 +149,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Aft
                              field="after_rows")
         trained = as_rows(after_rows, what="after_rows")
         per_task = per_task_panel(rows, trained, verdict, pass_threshold)
-        return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}",
+        caveat = (" (not yet attributed: no control arm)" if verdict.verdict == "proven"
+                  and verdict.random_selection is None and verdict.random_reward is None else "")
+        return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}{caveat}",
                        caption=after_caption(verdict, per_task), route=None, per_task=per_task,
                        diffs=diff_panel(verdict))
     if isinstance(verdict, TeacherClears):
