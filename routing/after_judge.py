@@ -75,8 +75,10 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
         reasons += [f"guard {name}: {r}" for r in why + why_not + _budgets({"before": b, "after": a})]
     if reasons:
         evidence = [_arm(name, rows, graded_tasks(rows, pass_threshold), pass_threshold) for name, rows in arms.items()]
-        return finish("not_comparable", arms, fields, effect=effect, arms=evidence, frozen=check,
-                      not_comparable=reasons, warnings=warnings, n_tasks=len(tasks), paired_by=pairing.key)
+        out = finish("not_comparable", arms, fields, effect=effect, arms=evidence, frozen=check,
+                     not_comparable=reasons, warnings=warnings, n_tasks=len(tasks))
+        out._paired_by = pairing.key
+        return out
     index = {name: i for i, name in enumerate(tasks)}
     nums = {name: arm_numbers(rows, tasks, pass_threshold, index) for name, rows in arms.items()}
     warnings += rollouts_differ({n: v.k for n, v in nums.items()},
@@ -105,8 +107,9 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     out = finish(verdict, arms, fields, effect=effect, paired=paired, guards=guard_out, frozen=check, sizing=sized,
                  arms=[_arm(name, rows, tasks, pass_threshold, nums[name]) for name, rows in arms.items()],
                  flips=_flips(nums["before"], nums["after"], tasks), cut_offs=cuts, warnings=warnings,
-                 n_tasks=len(tasks), paired_by=pairing.key, **control_out)
+                 n_tasks=len(tasks), **control_out)
     out._tasks = tasks  # the picture reads the same tasks
+    out._paired_by = pairing.key
     return out
 
 

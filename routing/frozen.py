@@ -63,11 +63,11 @@ class Frozen(Verdict):
     max_tokens: float | None = Field(None, description="The token cap the base rows were sampled at, where they say.")
     model: str | None = None
     source: str | list[str] | None = Field(None, description="The rows the draw was made from.")
-    prompts: list[str | None] | None = Field(None, description=(
-        "Each frozen task's prompt key (a 64-bit BLAKE2b of its text, aligned to `tasks`): `after` pairs another "
-        "tool's run of the same tasks on it, where that tool names them its own way."))
-    pool_tasks: int | None = Field(None, description="Tasks left to train on (suite_tasks - n_tasks).")
-    max_share: float | None = Field(None, description="The most of the suite a freeze holds out (FREEZE_MAX_SHARE).")
+    # each frozen task's prompt key (readers/prompts.py, aligned to `tasks`): `after` pairs another tool's run of the
+    # same tasks on it; the tasks left to train on; the most of the suite a freeze holds out (FREEZE_MAX_SHARE)
+    prompts: list[str | None] | None = None
+    pool_tasks: int | None = None
+    max_share: float | None = None
     path: str | None = Field(None, description="Where the manifest was written; null when not written.")
 
     def manifest(self) -> dict[str, Any]:

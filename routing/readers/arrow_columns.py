@@ -144,7 +144,7 @@ class Columns:
             raise Unsupported("a row with no task id")  # the careful reader names it
         runs = _runs(task)
         put("task", runs)  # text as runs, encoded once at the end (in C, in first-seen order)
-        self._prompts(table, names["prompt"], runs)
+        self._prompts(table, F.PROMPT, runs)
         reward_col = _get(table, names["reward"][0])
         if reward_col is None or reward_col.null_count == n:
             # the explicit schema adds the column to every JSONL file, so whether any row has the field is the

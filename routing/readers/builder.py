@@ -176,7 +176,7 @@ class ColumnBuilder:
 
     def _prompts(self, rows: list[dict[str, Any]], codes: np.ndarray, present: set[str]) -> None:
         """The prompt key of each task first seen in this chunk (its first row's; its rollouts share it)."""
-        names = self.names["prompt"]
+        names = F.PROMPT
         if not any(F.head(k) in present for k in names):
             return
         firsts, at = np.unique(codes, return_index=True)

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 # lm-eval's reader puts the logged prompt (arguments.gen_args_0.arg_0.0) under this key; rows of other formats
-# carry `prompt` (verifiers, plain rows) or `input` (inspect-ai samples): routing/fields.py NATIVE["prompt"].
+# carry `prompt` (verifiers, plain rows) or `input` (inspect-ai samples): routing/fields.py PROMPT.
 LM_EVAL_KEY = "_prompt"
 
 
