@@ -30,7 +30,8 @@ def pool_cap(suite: int, needed: int, n_tasks: int | None, *, effect: float, bas
         return n_tasks, over
     if cap < D.MIN_HOLDOUT_TASKS:
         raise InputError(f"the rows hold {suite} graded tasks: too few both to hold out (a freeze takes at most "
-                         f"{D.FREEZE_MAX_SHARE:.0%}, and {D.MIN_HOLDOUT_TASKS} at least) and to train on. Freeze from a "
+                         f"{D.FREEZE_MAX_SHARE:.0%}, and {D.MIN_HOLDOUT_TASKS} at least) and to train on. Freeze "
+                         f"from a "
                          f"separate eval suite's rows (route --freeze on them; train on these), or add tasks",
                          field="n_tasks")
     if needed <= cap:

@@ -35,7 +35,8 @@ from .verdicts import NextStep, Verdict
 MANIFEST_FILE = dict(suffixes=(".json",), why="the manifest is JSON", argument="out")  # how it is written
 MAX_MANIFEST_BYTES = 256 << 20  # a million task ids take about 20 MiB
 MANIFEST_FIELDS = ("format", "version", "tasks", "tasks_sha256", "n_tasks", "suite_tasks", "effect", "k", "base",
-                   "power", "alpha", "seed", "pass_threshold", "max_tokens", "model", "source", "prompts", "pool_tasks", "max_share")
+                   "power", "alpha", "seed", "pass_threshold", "max_tokens", "model", "source", "prompts", "pool_tasks",
+                   "max_share")
 
 
 def tasks_digest(tasks: Sequence[str]) -> str:

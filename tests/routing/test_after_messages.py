@@ -1,4 +1,4 @@
-"""Issue 37 items 10-12 in the core: a regressed guard quotes its own flipped tasks, a tool's summary file or a freeze
+"""`after` in the core: a regressed guard quotes its own flipped tasks, a tool's summary file or a freeze
 manifest given as rows is named with the file to give instead, and the proven picture keeps the caveat."""
 
 from pathlib import Path
@@ -32,7 +32,8 @@ def test_a_regressed_guard_quotes_its_own_flipped_tasks_not_the_main_suites():
 
 
 @pytest.mark.parametrize("path, says", [
-    (TOOLS / "lm_eval" / "0.4.13" / "seeds" / "run-seed1" / "Qwen__Qwen3-8B" / "results_2026-12-01T23-35-07.163244.json",
+    (TOOLS / "lm_eval" / "0.4.13" / "seeds" / "run-seed1" / "Qwen__Qwen3-8B"
+     / "results_2026-12-01T23-35-07.163244.json",
      "lm-eval's results_*.json"),
     (TOOLS / "verifiers" / "0.3.1" / "metadata.json", "vf-eval's metadata.json"),
 ])

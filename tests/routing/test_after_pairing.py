@@ -1,4 +1,4 @@
-"""Issue 37, pairing the arms: the same held-out tasks scored by two tools pair by prompt (vf-eval `0`, lm-eval
+"""Pairing the arms of `after`: the same held-out tasks scored by two tools pair by prompt (vf-eval `0`, lm-eval
 `standin_sums/0`, inspect `sum-0`), a freeze manifest drawn from one tool's rows judges another's, two evaluations
 that share ids never pair, the same rows twice or arms swapped against the manifest are not judged, and arms
 scored at different k are said to be. Every file is one the eval tools wrote (tests/fixtures/eval_tools/*/SOURCE.md),

@@ -1,4 +1,4 @@
-"""Issue 37, question 0 and length: a judge whose grade follows the reply's length stops the route, leads with
+"""Question 0 and length: a judge whose grade follows the reply's length stops the route, leads with
 length (its within-task correlation and tasks) rather than with the flips its randomness adds, says how to fix a
 length-biased grader, and is never routed to GRPO "with your program grader" once its flips are voted away.
 """

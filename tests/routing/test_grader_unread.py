@@ -1,4 +1,4 @@
-"""Issue 37 items 8 and 9: a grade column that says what the reward says is not reported as a grade left unread,
+"""What the readers leave unsaid: a grade column that says what the reward says is not reported as a grade left unread,
 and every example of a blank pass names its file, whatever tool wrote it."""
 
 import json

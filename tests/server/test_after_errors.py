@@ -1,4 +1,4 @@
-"""Issue 37 item 11 at the edges a person meets: a nameless --guard, an unquoted glob, and a call whose arms lie in
+"""`after`'s errors at the edges a person meets: a nameless --guard, an unquoted glob, and a call whose arms lie in
 several folders outside the allowed roots (every one named at once)."""
 
 from pathlib import Path
