@@ -30,18 +30,14 @@ def same_rows(a: GradedRows, b: GradedRows) -> bool:
 
 
 def identical(arms: Mapping[str, GradedRows]) -> list[str]:
-    """The after arm holding the same rows as another arm: a comparison of a run with itself says nothing about
-    training (the controls may stand in for one another in a dry run; after never may)."""
-    out = []
-    for x in [n for n in arms if n != "after"]:
-        y = "after"
-        if y in arms:
-            if same_rows(arms[x], arms[y]):
-                where = arms[x].read_from or arms[x].source
-                shown = f" ({where})" if isinstance(where, str) else ""
-                out.append(f"{x} and {y} are the same rows{shown}: one run compared with itself shows nothing; pass "
-                           f"the trained checkpoint's rows as after and the base's as before")
-    return out
+    """Before and after holding the same rows: a run compared with itself says nothing about training. (The controls
+    are left to stand in for one another or for after in a dry run.)"""
+    if "before" not in arms or "after" not in arms or not same_rows(arms["before"], arms["after"]):
+        return []
+    where = arms["after"].read_from or arms["after"].source
+    shown = f" ({where})" if isinstance(where, str) else ""
+    return [f"before and after are the same rows{shown}: one run compared with itself shows nothing; pass the base's "
+            f"rows as before and the trained checkpoint's as after"]
 
 
 def swapped(arms: Mapping[str, GradedRows], base_model: str | None) -> tuple[list[str], list[str]]:

@@ -142,8 +142,8 @@ def pair_arms(arms: Mapping[str, GradedRows], graded: Mapping[str, list[str]],
                    f"prompt to pair on" if no_prompts else "; nor by prompt")
     counts = ", ".join(f"{n} {len(t)}" for n, t in graded.items())
     return Paired(dict(arms), ids, BY_ID, union_ids, problems=[
-        f"the arms share {len(ids)} of the {union_ids} tasks any of them scored ({counts}) by task id ("
-        f"{_examples(graded)}){prompt_word}: score every arm on the same held-out tasks"])
+        f"the arms share {len(ids)} of the {union_ids} tasks any of them scored ({counts}), fewer than half, by "
+        f"task id ({_examples(graded)}){prompt_word}: score every arm on the same held-out tasks"])
 
 
 def _clashes(arms: Mapping[str, GradedRows], graded: Mapping[str, list[str]], ids: list[str]
