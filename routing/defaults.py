@@ -132,7 +132,7 @@ CONFIDENCE_SAY_BELOW = 0.9
 # two-eval agreement: bench/coverage_bench.py --confidence.
 CONFIDENCE_FRESH = True
 
-# -- Question 0: the grader, read from the replies (routing/grader.py) -----------------------------------------------
+# -- Question 0: the grader, read from the replies (routing/before_training/grader.py) -----------------------------------------------
 # A blank reply that passes stops the route at any count, as a passing cut-off reply does (the whileai skill's
 # question 1: a reward that passes a reply with no answer in it decides every rate below, not the model).
 # The same reply text graded both ways within a task: above this share of a task's repeated replies (each distinct
@@ -211,3 +211,9 @@ AFTER_SIZING = "holdout_size from the measured paired sd; k from omega^2 + sigma
 FREEZE_SEED = 0
 FREEZE_FORMAT = "pick-a-method/frozen-holdout"
 FREEZE_VERSION = 1
+# A freeze holds out at most this share of the suite's graded tasks, so a training pool at least as large as the
+# held-out set is left (a freeze that took 196 of 200 tasks left 4 to train on). Where the registered effect asks
+# more, the freeze stops at the cap and says what the capped set detects; for the registered effect, freeze from
+# a separate eval suite's rows instead (its tasks are never trained on), or register a larger effect. n_tasks
+# overrides the cap (said in a warning).
+FREEZE_MAX_SHARE = 0.5

@@ -28,6 +28,10 @@ NATIVE: dict[str, tuple[str, ...]] = {
     # the reply: a string, or a list of chat messages (its last assistant message; readers/replies.py)
     "completion": ("completion", "response", "output"),
 }
+# The task's prompt (readers/prompts.py), read from a task's first row only: `after` pairs runs on it where their
+# task ids do not meet. Not a mapped field: lm-eval's reader puts the logged prompt under `_prompt`, inspect-ai's
+# samples carry `input`, verifiers' rows and plain rows `prompt`.
+PROMPT = ("prompt", "input", "_prompt")
 CANONICAL = tuple(NATIVE)
 # Where rows say why the reply ended; a mapped `truncated` field may hold these words too.
 FINISH_REASONS = ("finish_reason", "stop_reason")

@@ -52,6 +52,16 @@ class GradedRows:
     reply_hash: np.ndarray | None = None  # int64
     reply_len: np.ndarray | None = None  # int32
     graders: dict[str, np.ndarray] = field(default_factory=dict)  # other graders' grades, float64 (NaN: not graded)
+    # Each task's prompt as a stable key (readers/prompts.py: a hash of its text, whitespace folded), aligned to
+    # task_names (None: the task's rows carry no prompt); None: no row carries one. `after` pairs arms on it where
+    # their task ids do not meet (two tools name the same task their own way).
+    task_prompts: list[str | None] | None = None
+    suites: list[str] = field(default_factory=list)  # the environments / tasks the rows say they came from
+    # Rows joined from several files (concat): each row's file (a code into origin_files: its name, and whether
+    # origin_at holds its line numbers or its 0-based row in that file), so an example names its file
+    origin: np.ndarray | None = None  # int32
+    origin_at: np.ndarray | None = None  # int64
+    origin_files: list[tuple[str, bool]] = field(default_factory=list)
     # what says a model graded a grade: "reward" (the grade read) or another grader's name -> the record that says so
     judged_by: dict[str, str] = field(default_factory=dict)
     # A per-task summary's counts (counts.py), one entry per summary row; None for rows of rollouts. Where set, the
@@ -98,13 +108,18 @@ class GradedRows:
 
     def where(self, i: int) -> str:
         """How to point a person at row i."""
+        if self.origin is not None and self.origin_at is not None:
+            name, lines = self.origin_files[int(self.origin[i])]
+            return f"{'line' if lines else 'row'} {int(self.origin_at[i])} of {name}"
         if self.lines is not None:
             return f"line {int(self.lines[i])} of {self.source}"
-        return f"row {i}"
+        return f"row {i} of {self.source}" if self.source else f"row {i}"
 
     def refs(self, indices: Iterable[int]) -> list[dict[str, Any]]:
         """Evidence entries for rows: where they are and which task they answered."""
         return [{"row": int(i), **({"line": int(self.lines[i])} if self.lines is not None else {}),
+                 **({"file": self.origin_files[int(self.origin[i])][0]} if self.origin is not None else
+                    {"file": self.source} if self.source and self.lines is None else {}),
                  "task_id": display_name(self.task_names[int(self.task[i])])} for i in indices]
 
     def subset(self, mask: np.ndarray) -> GradedRows:
@@ -118,7 +133,9 @@ class GradedRows:
             arm_names=self.arm_names, tokens=pick(self.tokens), fields=self.fields, notes=self.notes,
             read_from=self.read_from, formats=self.formats, reply_hash=pick(self.reply_hash),
             reply_len=pick(self.reply_len), graders={k: v[mask] for k, v in self.graders.items()},
-            judged_by=self.judged_by, counts=None if self.counts is None else self.counts.subset(mask))
+            judged_by=self.judged_by, task_prompts=self.task_prompts, suites=self.suites, origin=pick(self.origin),
+            origin_at=pick(self.origin_at), origin_files=self.origin_files,
+            counts=None if self.counts is None else self.counts.subset(mask))
 
     @property
     def n_replies(self) -> int:
@@ -144,7 +161,8 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
               lines: np.ndarray | None, source: str | None, fields: Mapping[str, str], keys: list[str],
               reward_read: bool, unknown_reasons: Mapping[str, int] | None = None,
               reply_hash: np.ndarray | None = None, reply_len: np.ndarray | None = None,
-              graders: Mapping[str, np.ndarray] | None = None) -> GradedRows:
+              graders: Mapping[str, np.ndarray] | None = None,
+              task_prompts: list[str | None] | None = None) -> GradedRows:
     """GradedRows from finished columns (both readers end here), with the notes on fields not read."""
     notes = F.field_notes(keys, fields, reward_read=reward_read, model_read=bool((model >= 0).any())) if keys else []
     notes += F.reason_notes(unknown_reasons or {}, fields)
@@ -158,7 +176,8 @@ def make_rows(*, task: np.ndarray, task_names: list[str], reward: np.ndarray, tr
         suggested_fields=F.suggest(keys, fields, reward_read=reward_read),
         reply_hash=reply_hash if replies else None, reply_len=reply_len if replies else None,
         graders={k: v for k, v in (graders or {}).items() if not np.isnan(v).all()},
-        judged_by={"reward": f"rows carry `{judges[0]}` (a judge's field)"} if judges else {})
+        judged_by={"reward": f"rows carry `{judges[0]}` (a judge's field)"} if judges else {},
+        task_prompts=task_prompts if task_prompts and any(p is not None for p in task_prompts) else None)
 
 
 def _recode(codes: np.ndarray, names: list[str], index: dict[str, int]) -> np.ndarray:
@@ -205,7 +224,24 @@ def concat(parts: Sequence[GradedRows], *, source: str, read_from: str | list[st
         reply_hash=np.concatenate([column(p, "reply_hash", 0, np.int64) for p in parts]) if replies else None,
         reply_len=np.concatenate([column(p, "reply_len", -1, np.int32) for p in parts]) if replies else None,
         graders={g: np.concatenate([p.graders.get(g, np.full(len(p), np.nan)) for p in parts]) for g in graders},
-        judged_by={k: v for p in parts for k, v in p.judged_by.items()}, counts=counts if summaries else None)
+        judged_by={k: v for p in parts for k, v in p.judged_by.items()},
+        task_prompts=_prompts(parts, tasks), suites=list(dict.fromkeys(s for p in parts for s in p.suites)),
+        origin=np.repeat(np.arange(len(parts), dtype=np.int32), [len(p) for p in parts]),
+        origin_at=np.concatenate([p.lines if p.lines is not None else np.arange(len(p), dtype=np.int64)
+                                  for p in parts]),
+        origin_files=[(str(p.source), p.lines is not None) for p in parts], counts=counts if summaries else None)
+
+
+def _prompts(parts: Sequence[GradedRows], tasks: dict[str, int]) -> list[str | None] | None:
+    """The joined parts' task prompts, by task name (the first part that says one wins)."""
+    if all(p.task_prompts is None for p in parts):
+        return None
+    out: list[str | None] = [None] * len(tasks)
+    for p in parts:
+        for name, key in zip(p.task_names, p.task_prompts or ()):
+            if key is not None and out[tasks[name]] is None:
+                out[tasks[name]] = key
+    return out
 
 
 def with_model(rows: GradedRows, name: str) -> GradedRows:

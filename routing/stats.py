@@ -211,3 +211,19 @@ def tasks_needed(sd: float, effect: float, power: float, alpha: float) -> int:
         raise InputError(f"proving a gain of {effect:g} against a task sd of {sd:g} takes more than {MAX_TASKS:.0e} "
                          f"held-out tasks; prove a larger effect (or check task_std)", field="effect")
     return max(D.MIN_HOLDOUT_TASKS, math.ceil(inner - 1e-9))
+
+
+def midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's rank within its group, ties given their mean rank (1-based)."""
+    order = np.lexsort((values, group))
+    g, v = group[order], values[order]
+    new_group = np.concatenate(([True], g[1:] != g[:-1]))
+    new_value = new_group | np.concatenate(([True], v[1:] != v[:-1]))
+    position = np.arange(len(order)) - np.maximum.accumulate(np.where(new_group, np.arange(len(order)), 0)) + 1
+    tie = np.cumsum(new_value) - 1
+    first = np.flatnonzero(new_value)
+    last = np.append(first[1:], len(order)) - 1
+    mean = (position[first] + position[last]) / 2.0
+    ranks = np.empty(len(order))
+    ranks[order] = mean[tie]
+    return ranks

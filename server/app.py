@@ -29,6 +29,7 @@ from pick_a_method.trainers.prime_rl import PrimeRLConfig
 
 from . import extras
 from .arguments import served
+from .call_roots import check_call_roots
 from .declare import Arguments
 from .explain import explain
 from .options import ServerOptions
@@ -142,6 +143,7 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
 
     async def answer_rows(ctx: Context, a: Any) -> Any:
         """A routing tool: its row sets read, its core called, its picture drawn when asked."""
+        check_call_roots(a, await allowed(ctx, options))  # every folder outside named at once, not the first
         rows = {name: await load(ctx, a, name, required) for name, required in a.row_sets.items()}
         extra: dict[str, Any] = {}
         notes: list[str] = []

@@ -158,11 +158,17 @@ def _group(c: argparse.ArgumentParser, name: str, field: Any, cli: Any) -> None:
         g.add_argument(flag_name(sub, sub_cli), dest=f"{name}.{sub}", metavar=sub_cli.metavar, help=sub_cli.help)
 
 
+# What a KEY=VALUE flag's value looks like, where it is not a knob (a guard names its suite, then two rows files)
+PAIR_EXAMPLES = {"--guard": "--guard safety=base_safety.jsonl,trained_safety.jsonl (NAME=BEFORE,AFTER: the suite's "
+                            "name first)"}
+
+
 def _pair_word(flag: str) -> Any:
     def check(text: str) -> str:
         key, sep, _ = text.partition("=")
         if not sep or not key.strip():
-            raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE; write e.g. {flag} group_size=16")
+            example = PAIR_EXAMPLES.get(flag, f"{flag} group_size=16")
+            raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE; write e.g. {example}")
         return text
     return check
 

@@ -9,6 +9,7 @@ import argparse
 import ast
 import difflib
 import functools
+import os
 import json
 import re
 import shlex
@@ -32,6 +33,9 @@ class Parser(argparse.ArgumentParser):
         m = re.match(r"unrecognized arguments: (.+)", message)
         if m:
             message += _did_you_mean(m[1].split(), self._all_actions())
+            if any(os.path.exists(w) for w in m[1].split()):  # the shell expanded a glob into many paths
+                message += (" (several paths where one was expected: did the shell expand a glob? Quote it, e.g. "
+                            "'runs/*.jsonl', so pick-a-method expands it, or give the folder)")
         m = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
         if m:
             commands = next(a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction))

@@ -56,13 +56,17 @@ def figure(picture: Any) -> Any:
                                     ("curve", picture.band is not None and picture.band.curve),
                                     ("paired", picture.paired is not None),
                                     ("cut_off", getattr(picture, "cut_off", None) is not None),
+                                    ("grader", getattr(picture, "grader", None) is not None),
+                                    ("length", getattr(picture, "grader", None) is not None
+                                     and bool(picture.grader.by_length)),
                                     ("per_task", getattr(picture, "per_task", None) is not None),
                                     ("diffs", getattr(picture, "diffs", None) is not None)) if on]
     fig = Figure(figsize=(PANEL_INCHES[0] * max(1, len(panels)), PANEL_INCHES[1] + 0.9), dpi=DPI)
     FigureCanvasAgg(fig)  # a renderer to measure the title and caption with before the layout
     axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
     for ax, name in zip(axes, panels):
-        {"rates": _rates, "curve": _curve, "paired": _paired, "cut_off": _cut_off, "per_task": _per_task,
+        {"rates": _rates, "curve": _curve, "paired": _paired, "cut_off": _cut_off, "grader": _grader,
+         "length": _length, "per_task": _per_task,
          "diffs": _diffs}[name](ax, picture)
     if not panels:
         axes[0].axis("off")
@@ -214,6 +218,33 @@ def _cut_off(ax: Any, picture: Any) -> None:
     ax.set_xticks(xs, [KIND_NAMES[bar.kind].replace(", ", ",\n") for bar in c.bars], fontsize=9)
     ax.set_title(f"Cut off at the token cap: {c.n_truncated_passes} passed", fontsize=11)
     ax.set_ylabel("graded rollouts")
+
+
+def _grader(ax: Any, picture: Any) -> None:
+    """Question 0's counts: blank replies that passed, repeated replies graded both ways."""
+    g = picture.grader
+    names = ["blank replies\nthat passed", "blank replies\nthat failed", "repeated replies\ngraded both ways",
+             "repeated replies\ngraded one way"]
+    counts = [g.blank_passes, g.blank_replies - g.blank_passes, g.graded_both_ways,
+              g.repeated_replies - g.graded_both_ways]
+    colors = ["#d62728", "#bbbbbb", "#d62728", "#bbbbbb"]
+    ax.bar(range(4), counts, color=colors, width=0.7)
+    ax.set_xticks(range(4), names, fontsize=9)
+    ax.set_title(f"The grader: {g.blank_passes} blank passed, {g.graded_both_ways} graded both ways", fontsize=11)
+    ax.set_ylabel("replies")
+
+
+def _length(ax: Any, picture: Any) -> None:
+    """The pass rate by the reply's length rank within its task: flat for a grade that ignores length."""
+    g = picture.grader
+    bins = g.by_length
+    ax.bar(range(len(bins)), [b.pass_rate or 0 for b in bins], color="#d62728" if g.length_biased else "#1f77b4",
+           width=0.7)
+    ax.set_xticks(range(len(bins)), [b.label.replace(" ", "\n") for b in bins], fontsize=9)
+    ax.set_ylim(0, 1)
+    rho = f" (rho {g.length_rho:+.2f})" if g.length_rho is not None else ""
+    ax.set_title(f"Grade against length within tasks{rho}", fontsize=11)
+    ax.set_ylabel("pass rate")
 
 
 def _per_task(ax: Any, picture: Any) -> None:

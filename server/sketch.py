@@ -56,6 +56,10 @@ def sketch(picture: Any, colour: bool = False) -> str:
                 said = f" measured ({point.share:.0%} predicted)" if mine else ""
                 lines.append(f"  k={point.k:<4} {block(share, 1.0):<{WIDTH + 1}}{share:4.0%}{said}"
                              + (f"  <- {', '.join(marks)}" if marks else ""))
+    if getattr(picture, "grader", None) is not None:  # question 0 stopped the route: what it found
+        from pick_a_method.routing.pictures.grader import grader_lines
+
+        lines += grader_lines(picture.grader)
     c = picture.cut_off
     if c is not None:
         lines.append("graded rollouts, cut off at the token cap or not (truncation decides the pass rates):")

@@ -1,4 +1,4 @@
-"""Simulated evals with a known grader, for question 0 (routing/grader.py): clean program graders on replies whose
+"""Simulated evals with a known grader, for question 0 (routing/before_training/grader.py): clean program graders on replies whose
 lengths vary for reasons other than the grade, and graders broken in each way question 0 looks for. The tests
 measure false alarms and power over many of them; bench/grader_bench.py measures more.
 

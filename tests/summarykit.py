@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pick_a_method.routing.grader import SUMMARY_NO_REPLIES
+from pick_a_method.routing.before_training.grader import SUMMARY_NO_REPLIES
 
 TABLE = ("task", "model", "arm", "n_rows", "n", "c", "truncated", "truncated_passes", "ungraded", "nonbinary",
          "reward_sum", "reward_sq", "tokens_sum", "tokens_n")

@@ -12,6 +12,7 @@ _EXPORTS = {
     **dict.fromkeys(('after',), 'judge'),
     **dict.fromkeys(('Frozen', 'check_freeze', 'freeze', 'read_frozen'), 'frozen'),
     **dict.fromkeys(('arm_numbers',), 'stats'),
+    **dict.fromkeys(('pool_cap', 'pool_step'), 'pool'),
     **dict.fromkeys(('VERDICTS',), 'rules'),
     **dict.fromkeys(('After', 'Arm', 'ControlComparison', 'CutOffs', 'Difference', 'Flips', 'FrozenCheck', 'Guard', 'Sizing'), 'verdicts'),
 }

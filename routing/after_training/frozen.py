@@ -22,8 +22,10 @@ from pick_a_method.common.errors import InputError
 from pick_a_method.common.paths import confine
 from pick_a_method.common.write import check_out, write_config
 from .stats import graded_tasks
+from .pool import pool_cap
 from ..forecasting import holdout_size
-from ..shared import median_budget, rows_arguments
+from ..paired import prompts_of
+from ..shared import dominant_model, median_budget, rows_arguments
 from ..readers import read_rows
 from ..rows import RowsLike
 from ..table import table_of
@@ -32,7 +34,8 @@ from ..verdicts import NextStep, Verdict
 MANIFEST_FILE = dict(suffixes=(".json",), why="the manifest is JSON", argument="out")  # how it is written
 MAX_MANIFEST_BYTES = 256 << 20  # a million task ids take about 20 MiB
 MANIFEST_FIELDS = ("format", "version", "tasks", "tasks_sha256", "n_tasks", "suite_tasks", "effect", "k", "base",
-                   "power", "alpha", "seed", "pass_threshold", "max_tokens", "model", "source")
+                   "power", "alpha", "seed", "pass_threshold", "max_tokens", "model", "source", "prompts", "pool_tasks",
+                   "max_share")
 
 
 def tasks_digest(tasks: Sequence[str]) -> str:
@@ -60,6 +63,11 @@ class Frozen(Verdict):
     max_tokens: float | None = Field(None, description="The token cap the base rows were sampled at, where they say.")
     model: str | None = None
     source: str | list[str] | None = Field(None, description="The rows the draw was made from.")
+    # each frozen task's prompt key (readers/prompts.py, aligned to `tasks`): `after` pairs another tool's run of the
+    # same tasks on it; the tasks left to train on; the most of the suite a freeze holds out (FREEZE_MAX_SHARE)
+    prompts: list[str | None] | None = None
+    pool_tasks: int | None = None
+    max_share: float | None = None
     path: str | None = Field(None, description="Where the manifest was written; null when not written.")
 
     def manifest(self) -> dict[str, Any]:
@@ -92,29 +100,28 @@ def freeze(rows: RowsLike | str | os.PathLike[str], effect: float = D.PROVE_EFFE
         warnings.append(f"the rows' pass@1 {measured:.3f} sits at the {'floor' if measured <= 0 else 'ceiling'}, where "
                         f"no gain can be shown; sized at the default base {D.HOLDOUT_BASE}: harden the eval first")
     h = holdout_size(effect, base=base, k=k, power=power, alpha=alpha)
-    size = h.n_tasks if n_tasks is None else n_tasks
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise InputError(f"n_tasks is {n_tasks!r}; give a whole number of tasks, 1 or more", field="n_tasks")
-    if size > len(suite):
-        why = "as asked" if n_tasks is not None else f"holdout_size for a {effect:g} gain at k={k} from base {base:.2f}"
-        raise InputError(f"holding out {size} tasks ({why}) takes more than the {len(suite)} graded tasks in the rows: "
-                         f"add tasks, sample more rollouts per task (k), register a larger effect, or pass n_tasks "
-                         f"(fewer tasks detect only a larger gain)", field="n_tasks")
-    if size > len(suite) // 2:
-        warnings.append(f"freezing {size} of {len(suite)} tasks leaves {len(suite) - size} to train on")
+    size, capped = pool_cap(len(suite), h.n_tasks, n_tasks, effect=effect, base=base, k=k, power=power,
+                            alpha=alpha)
+    if capped:
+        warnings.append(capped)
     if n_tasks is not None and n_tasks < h.n_tasks:
         warnings.append(f"{n_tasks} tasks detect a {effect:g} gain with less than {power:g} power (holdout_size asks "
                         f"{h.n_tasks} at k={k})")
     picked = np.sort(np.random.default_rng(seed).choice(len(suite), size=size, replace=False))
     tasks = [suite[i] for i in picked.tolist()]
     back, _ = rows_arguments(graded)
+    prompts = prompts_of(graded, tasks) if graded.task_prompts is not None else None
+    model = model or dominant_model(graded)  # `after` calls out an after arm sampled by the base
     frozen = Frozen(verdict="drawn", tasks=tasks, tasks_sha256=tasks_digest(tasks), n_tasks=size,
+                    prompts=list(prompts.values()) if prompts else None, pool_tasks=len(suite) - size,
+                    max_share=D.FREEZE_MAX_SHARE,
                     suite_tasks=len(suite), effect=effect, k=k, base=round(base, 4), power=power, alpha=alpha,
                     seed=seed, pass_threshold=pass_threshold,
                     max_tokens=median_budget(graded),
                     model=model, source=back.get("rows_path"), warnings=warnings,
                     summary=(f"{size} of {len(suite)} tasks held out (seed {seed}) to show a {effect:g} gain at k={k} "
-                             f"from base {base:.2f}; train on none of them."),
+                             f"from base {base:.2f}, leaving {len(suite) - size} to train on; train on none of the "
+                             f"held-out ones."),
                     next_step=NextStep(tool=None, why="Write the manifest (out=FILE.json) before training."))
     if out is None:
         return frozen

@@ -1,7 +1,7 @@
 """After the GPU: did the trained checkpoint improve on the frozen held-out tasks, beyond noise and beyond its
 random-selection and random-reward controls? `after` reads each arm once, checks the arms are comparable, pairs
-them on the tasks all of them scored (the frozen ones where a manifest is given), and applies after_rules' verdict.
-The words (summary, next step) are after_text's.
+them on the tasks all of them scored (the frozen ones where a manifest is given), and applies rules.py's verdict.
+The words (summary, next step) are text.py's.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import defaults as D
 from pick_a_method.common.errors import InputError
+from .checks import identical, rollouts_differ, swapped, two_evaluations
 from .rules import Control, decide, explains
 from .stats import (ArmNumbers, Diff, arm_numbers, compare, flips, graded_tasks, holm_regressed, paired_diff,
                           size)
@@ -23,6 +24,7 @@ from .verdicts import (After, Arm, ControlComparison, CutOffs, Difference, Flips
                              Sizing)
 from ..shared import median_budget, dominant_model
 from .frozen import Frozen, read_frozen
+from ..paired import BY_ID, BY_PROMPT, Paired, pair_arms, to_names
 from ..shared import check_threshold, grading_warnings
 from ..readers import read_rows
 from ..rows import GradedRows, RowsLike, display_name
@@ -45,7 +47,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     declared primary. `roots` confines every path read (None: the library reads anywhere).
 
     `.verdict` is one of not_comparable, worse, contamination, selection_problem, proven, no_gain, underpowered
-    (after_rules.py has the rule); `.paired` is after - before with its 95% paired interval."""
+    (after_training/rules.py has the rule); `.paired` is after - before with its 95% paired interval."""
     pass_threshold = check_threshold(pass_threshold)
     given = {"before": before, "after": after, "random_selection": random_selection, "random_reward": random_reward}
     for name in ("before", "after"):
@@ -58,17 +60,29 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
     effect = _effect(effect, manifest)
     warnings += _arm_warnings(arms, pass_threshold)
     warnings = list(dict.fromkeys(warnings))
-    tasks, reasons, check = _tasks(arms, manifest, pass_threshold)
+    mistakes = identical(arms) + two_evaluations(arms)
+    wrong_way, said = swapped(arms, manifest.model if manifest else None)
+    mistakes, warnings = mistakes + wrong_way, warnings + said
+    arms, tasks, reasons, check, pairing = _tasks(arms, manifest, pass_threshold)
+    reasons = mistakes + reasons
+    if pairing.note:
+        warnings.insert(0, pairing.note)
     reasons += _budgets({**arms, **({"frozen manifest": manifest.max_tokens} if manifest else {})})
     for name, (b, a) in pairs.items():
-        _, why, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
-        reasons += [f"guard {name}: {r}" for r in why + _budgets({"before": b, "after": a})]
+        why = identical({"before": b, "after": a}) + two_evaluations({"before": b, "after": a})
+        pair, _, why_not, _, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
+        pairs[name] = (pair["before"], pair["after"])
+        reasons += [f"guard {name}: {r}" for r in why + why_not + _budgets({"before": b, "after": a})]
     if reasons:
         evidence = [_arm(name, rows, graded_tasks(rows, pass_threshold), pass_threshold) for name, rows in arms.items()]
-        return finish("not_comparable", arms, fields, effect=effect, arms=evidence, frozen=check,
-                      not_comparable=reasons, warnings=warnings, n_tasks=len(tasks))
+        out = finish("not_comparable", arms, fields, effect=effect, arms=evidence, frozen=check,
+                     not_comparable=reasons, warnings=warnings, n_tasks=len(tasks))
+        out._paired_by = pairing.key
+        return out
     index = {name: i for i, name in enumerate(tasks)}
     nums = {name: arm_numbers(rows, tasks, pass_threshold, index) for name, rows in arms.items()}
+    warnings += rollouts_differ({n: v.k for n, v in nums.items()},
+                                {n: float(v.worth.mean()) if v.n else 0.0 for n, v in nums.items()})
     short = [name for name in arms if manifest is not None and nums[name].k < manifest.k]
     if short:
         warnings.append(f"the manifest was sized at k={manifest.k}; {', '.join(short)} scored some task fewer times, "
@@ -95,6 +109,7 @@ def after(before: Rows, after: Rows, *, random_selection: Rows | None = None, ra
                  flips=_flips(nums["before"], nums["after"], tasks), cut_offs=cuts, warnings=warnings,
                  n_tasks=len(tasks), **control_out)
     out._tasks = tasks  # the picture reads the same tasks
+    out._paired_by = pairing.key
     return out
 
 
@@ -140,34 +155,46 @@ def _guard_pairs(guards: Mapping[str, tuple[Rows, Rows]] | None, read: Any) -> d
 
 
 def _tasks(arms: dict[str, GradedRows], manifest: Frozen | None, pass_threshold: float
-           ) -> tuple[list[str], list[str], FrozenCheck | None]:
-    """The compared tasks (all arms' shared ones in before's order, or the frozen ones), and why not, if not."""
+           ) -> tuple[dict[str, GradedRows], list[str], list[str], FrozenCheck | None, Paired]:
+    """The arms as compared (each arm's tasks named as before, or the manifest, names them: paired.py pairs by id,
+    else by prompt), the compared tasks (all arms' shared ones in before's order, or the frozen ones), why not if
+    not, the frozen check, and how they paired."""
     graded = {name: graded_tasks(rows, pass_threshold) for name, rows in arms.items()}
     reasons = [f"{name} has no graded rows" for name, tasks in graded.items() if not tasks]
-    lists = list(graded.values())
-    if manifest is None and all(g == lists[0] for g in lists):  # one suite, every task in every arm: all shared
-        return lists[0], reasons, None
-    union = set().union(*map(set, lists))
     if manifest is not None:
-        missing = {}
-        for name, tasks in graded.items():
-            have = set(tasks)
-            lack = [t for t in manifest.tasks if t not in have]
-            if lack:
-                missing[name] = [display_name(t) for t in lack[: D.LIST_LIMIT]]
-                reasons.append(f"{name} did not score {len(lack)} of the {manifest.n_tasks} frozen tasks (e.g. "
-                               f"{', '.join(missing[name][:3])}): score every arm on the frozen set")
-        frozen_set = set(manifest.tasks)
-        check = FrozenCheck(path=manifest.path, n_tasks=manifest.n_tasks, effect=manifest.effect, k=manifest.k,
-                            missing=missing, dropped=len(union - frozen_set))
-        return list(manifest.tasks), reasons, check
-    common = set.intersection(*map(set, graded.values())) if graded else set()
-    tasks = [t for t in graded["before"] if t in common]
-    if union and len(tasks) < D.AFTER_MIN_SHARED * len(union):
-        counts = ", ".join(f"{name} {len(t)}" for name, t in graded.items())
-        reasons.append(f"the arms share {len(tasks)} of the {len(union)} tasks any of them scored ({counts}), fewer "
-                       f"than half: score every arm on the same held-out tasks")
-    return tasks, reasons, None
+        return _frozen_tasks(arms, graded, manifest, reasons, pass_threshold)
+    pairing = pair_arms(arms, graded)
+    return pairing.arms, pairing.tasks, reasons + pairing.problems, None, pairing
+
+
+def _frozen_tasks(arms: dict[str, GradedRows], graded: dict[str, list[str]], manifest: Frozen, reasons: list[str],
+                  pass_threshold: float) -> tuple[dict[str, GradedRows], list[str], list[str], FrozenCheck, Paired]:
+    """Every arm on the frozen tasks: an arm that lacks their ids but was asked the same prompts (another tool's
+    run of them) is renamed to the manifest's ids."""
+    out, missing, by_prompt = {}, {}, []
+    frozen_set = set(manifest.tasks)
+    for name, rows in arms.items():
+        have = set(graded[name])
+        if manifest.prompts and any(t not in have for t in manifest.tasks):
+            moved = to_names(rows, graded[name], manifest.tasks, manifest.prompts)
+            if moved is not None:
+                rows, by_prompt = moved, by_prompt + [name]
+                graded[name] = graded_tasks(rows, pass_threshold)
+                have = set(graded[name])
+        out[name] = rows
+        lack = [t for t in manifest.tasks if t not in have]
+        if lack:
+            missing[name] = [display_name(t) for t in lack[: D.LIST_LIMIT]]
+            own = f"; {name} names its tasks like `{display_name(graded[name][0])}`" if graded[name] else ""
+            reasons.append(f"{name} did not score {len(lack)} of the {manifest.n_tasks} frozen tasks (e.g. "
+                           f"{', '.join(missing[name][:3])}{own}): score every arm on the frozen set")
+    union = set().union(*map(set, graded.values()))
+    check = FrozenCheck(path=manifest.path, n_tasks=manifest.n_tasks, effect=manifest.effect, k=manifest.k,
+                        missing=missing, dropped=len(union - frozen_set))
+    note = (f"paired with the frozen manifest by prompt ({', '.join(by_prompt)}: the task ids differ from the "
+            f"manifest's, the prompts are the same)" if by_prompt else None)
+    pairing = Paired(out, list(manifest.tasks), BY_PROMPT if by_prompt else BY_ID, len(union), note=note)
+    return out, list(manifest.tasks), reasons, check, pairing
 
 
 def _budgets(sources: Mapping[str, GradedRows | float | None]) -> list[str]:
@@ -186,18 +213,20 @@ def _budgets(sources: Mapping[str, GradedRows | float | None]) -> list[str]:
 def _guards(pairs: dict[str, tuple[GradedRows, GradedRows]], pass_threshold: float) -> tuple[list[Guard], list[bool]]:
     if not pairs:
         return [], []
-    nums = []
+    nums, lost = [], []
     for b, a in pairs.values():
-        tasks, _, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
+        _, tasks, _, _, _ = _tasks({"before": b, "after": a}, None, pass_threshold)
         nb, na = arm_numbers(b, tasks, pass_threshold), arm_numbers(a, tasks, pass_threshold)
         nums.append((na, nb))
+        lost.append(_flips(nb, na, tasks))  # the guard's own flips, never the main suite's
     h = holm_regressed(nums)
     out = []
     for g, (name, (na, nb)) in enumerate(zip(pairs, nums)):
         d = _difference("after - before", compare(na, nb), na.n)
         tested = (float(h.lo[g, 0]), float(h.hi[g, 0])) if not np.isnan(h.lo[g, 0]) else None
         out.append(Guard(name=name, regressed=bool(h.regressed[g, 0]), tested_at=round(float(h.level[g, 0]), 6),
-                         tested_ci=tested, **d.model_dump()))
+                         tested_ci=tested, pass_to_fail=lost[g].pass_to_fail,
+                         pass_to_fail_tasks=lost[g].pass_to_fail_tasks, **d.model_dump()))
     regressed = h.regressed[:, 0].tolist()
     return out, regressed
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import defaults as D
+from ..paired import diff_sd, model_sd
 from ..rows import GradedRows
 from ..stats import paired_intervals, rollouts_worth, task_ci, tasks_needed, z_power
 from ..table import table_of
@@ -216,13 +217,11 @@ def size(upper: ArmNumbers, lower: ArmNumbers, effect: float, base: float, diff:
     d = upper.rates - lower.rates
     zp, z = z_power(D.HOLDOUT_POWER, D.HOLDOUT_ALPHA), z_power(0.5, D.HOLDOUT_ALPHA)
     k = max(min(upper.k, lower.k), 1)
-    sd = float(d.std(ddof=1)) if n >= D.MIN_CI_TASKS else 0.0
+    sd = diff_sd(d)
     source = "rows"
     if not sd > 0:
         p = min(max(base, 0.0), 1.0)
-        p = p if 0 < p < 1 else D.HOLDOUT_BASE
-        q = min(p + effect, 1.0)
-        sd, source = math.sqrt((p * (1 - p) + q * (1 - q)) / k), "model"
+        sd, source = model_sd(p if 0 < p < 1 else D.HOLDOUT_BASE, effect, k), "model"
     mean, ci = diff.one()
     # the interval in hand where its spread was measured; where the differences did not vary (an interval of ~0
     # width) the binomial model's sd, the one the sizes below use

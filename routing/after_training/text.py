@@ -178,8 +178,18 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
         guards = [g.name for g in v.guards if g.regressed]
         what = "; ".join(([f"{ci(p)} lies below 0"] if p.ci95 and p.ci95[1] < 0 else [])
                          + [f"guard {g} regressed" for g in guards])
-        flipped = (f" {v.flips.pass_to_fail} tasks flipped pass -> fail (e.g. {', '.join(lost[:5])})" if lost
-                   else " No task flipped pass -> fail: the loss is spread thin")
+        main_worse = bool(p.ci95 and p.ci95[1] < 0)
+        flipped = ""
+        if main_worse:
+            flipped = (f" {v.flips.pass_to_fail} tasks flipped pass -> fail (e.g. {', '.join(lost[:5])})" if lost
+                       else " No task flipped pass -> fail: the loss is spread thin")
+        for g in (g for g in v.guards if g.regressed):  # each guard's own flipped tasks, not the main suite's
+            flipped += (f"{';' if flipped else ''} guard {g.name}: {g.pass_to_fail} of its tasks flipped pass -> "
+                        f"fail (e.g. {', '.join(g.pass_to_fail_tasks[:5])})" if g.pass_to_fail_tasks else
+                        f"{';' if flipped else ''} guard {g.name}: none of its tasks flipped pass -> fail, the loss is "
+                        f"spread thin")
+        flipped = flipped if flipped.startswith(" ") else " " + flipped
+        lost = lost if main_worse else [t for g in v.guards if g.regressed for t in g.pass_to_fail_tasks]
         return NextStep(tool=None, arguments={"pass_to_fail": lost},
                         why=f"Roll back to the base checkpoint ({what}).{flipped}{cuts}: read those replies before "
                             f"changing the reward or the method.")

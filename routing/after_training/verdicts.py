@@ -90,6 +90,8 @@ class Guard(Difference):
     regressed: bool
     tested_at: float = Field(description="The interval level Holm tested it at last (1 - 0.05 / guards standing).")
     tested_ci: Interval | None
+    pass_to_fail: int = 0  # the guard's own tasks that flipped pass -> fail
+    pass_to_fail_tasks: list[str] = Field(default_factory=list)
 
 
 class FrozenCheck(BaseModel):
@@ -123,6 +125,13 @@ class After(Verdict):
     not_comparable: list[str] = Field(default_factory=list, description="Why the arms cannot be compared.")
     n_tasks: int = Field(description="Tasks compared: every arm scored them (the frozen ones where given).")
     _tasks: list[str] = PrivateAttr(default_factory=list)  # their ids, for the picture; not sent
+
+    _paired_by: str = PrivateAttr(default="task id")  # "prompt" where the ids did not meet (a warning says so)
+
+    @property
+    def paired_by(self) -> str:
+        """What paired the arms' tasks: "task id", or "prompt" (two tools' runs of the same tasks)."""
+        return self._paired_by
 
     def compared_tasks(self) -> list[str]:
         """The ids of the compared tasks, in the compared order (empty where the arms were not comparable)."""

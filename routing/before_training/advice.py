@@ -72,7 +72,11 @@ def before_gpu(g: Table, model: str | None, effect: float, frozen: Frozen | None
     else:
         first = (f"Freeze {held} held-out tasks to show a {effect:g} gain at k={h.k} from {base_text} "
                  f"(holdout_size); train on none of them.")
-    if suite and held > suite:
+    if frozen is not None and h.n_tasks > held and frozen.pool_tasks is not None:
+        first += (f" holdout_size asks {h.n_tasks} for that gain, but a freeze holds out at most "
+                  f"{D.FREEZE_MAX_SHARE:.0%} of the suite, so {frozen.pool_tasks} stay to train on: for the registered "
+                  f"gain, freeze from a separate eval suite's rows instead (the warnings say what {held} detect).")
+    elif suite and held > suite:
         bigger = _provable(base, k, suite)
         first += (f" The suite has {_tasks(suite)}, fewer than that: add tasks, sample more rollouts per task, or "
                   + (f"prove a larger gain (about {bigger:g} is provable on all {suite})." if bigger else

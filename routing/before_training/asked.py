@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from pick_a_method.common.config_call import config_call
 from .compare import on_policy, sampler_kinds
 from ..forecasting import check_gpus
 from ..forecasting import confidence_fields, signal, table_moments
-from ..after_training import Frozen, check_freeze, freeze
+from ..after_training import Frozen, check_freeze, freeze, pool_step
 from ..shared import rows_arguments
 from ..readers import as_rows
 from ..rows import GradedRows, RowsLike
@@ -160,6 +160,11 @@ class Asked:
 
     def verdict(self, d: Decision) -> Route:
         frozen = self.frozen(d)  # before the warnings are gathered: it may add one
+        if frozen is not None:
+            self.warn(*frozen.warnings)
+            if frozen.pool_tasks is not None and d.next_step.tool is not None:  # the run trains on the pool only
+                step, summary = pool_step(d.next_step, d.summary, frozen.pool_tasks, frozen.n_tasks)
+                d = replace(d, next_step=step, summary=summary)
         checks = before_gpu(self.g, self.o.model, self.o.effect, frozen) if d.gpu else []
         extra = dict(self.sure)
         summary = d.summary

@@ -15,6 +15,7 @@ from pick_a_method.common.trainers import TRAINERS
 from .. import defaults as D
 from pick_a_method.common.config_call import config_call
 from .questions import pass_at
+from ..paired import shared_values
 from ..shared import dominant_model, median_budget, model_rollouts, rows_arguments
 from ..readers import as_rows
 from ..rows import GradedRows, RowsLike, display_name
@@ -116,11 +117,8 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
 
 
 def shared_rates(t_table: Table, s_table: Table) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The tasks both sides scored (in the teacher's order) and each side's pass rate on them."""
-    tr, sr = t_table.task_rates(), s_table.task_rates()
-    shared = [name for name in tr if name in sr]
-    return (shared, np.array([tr[n] for n in shared], dtype=np.float64),
-            np.array([sr[n] for n in shared], dtype=np.float64))
+    """The tasks both sides scored (in the teacher's order) and each side's pass rate on them (paired.py pairs)."""
+    return shared_values(t_table.task_rates(), s_table.task_rates())
 
 
 def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDifference | None:

@@ -30,7 +30,7 @@ from ..shared import plural
 from ..readers import as_rows
 from ..readers.replies import TOOL_TRAJECTORY
 from ..rows import GradedRows, RowsLike, display_name
-from ..stats import tasks_needed
+from ..stats import tasks_needed, midranks
 from ..verdicts import NextStep
 
 __all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
@@ -92,8 +92,8 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
         f.warnings.append(SUMMARY_NO_REPLIES)
     if rows.reply_len is not None and not stand_in:
         _blank_passes(rows, graded, passed, f)
+        _length_bias(rows, graded, f)  # before the flips: a judge that follows length flips as a side effect
         _graded_both_ways(rows, graded, f)
-        _length_bias(rows, graded, f)
     _other_graders(rows, graded, pass_threshold, f)
     _judge(rows, graded, passed, f)
     answer = ", ".join(f.found) if f.found else ("ok" if rows.reply_len is not None and not stand_in else "no_replies")
@@ -113,9 +113,25 @@ def grader_step(a: Asked) -> Decision | None:
     if not check.decided:
         return None
     return Decision("fix_reward", [], check.summary,
-                    NextStep(tool=None, arguments=check.rows_to_fix,
-                             why="Fix the grader (a blank reply fails; the same reply gets the same grade), re-grade "
-                                 "the rows, and call route again."), gpu=False)
+                    NextStep(tool=None, arguments=check.rows_to_fix, why=fix_why(check.rows_to_fix)), gpu=False)
+
+
+def fix_why(found: dict[str, Any]) -> str:
+    """How to fix what question 0 found, the finding that leads first."""
+    fixes = {"blank_passes": "make a blank (or whitespace-only) reply fail",
+             "length_bias": LENGTH_FIX,
+             "graded_both_ways": "give the same reply the same grade (a judge at temperature 0 or a fixed seed, or the "
+                                 "majority of several gradings)"}
+    said = [fixes[k] for k in found if k in fixes]
+    return f"Fix the grader: {'; '.join(said)}. Re-grade the rows, and call route again."
+
+
+# How to fix a grade that follows length (Dubois et al. 2024, arXiv:2404.04475: length-controlled judging; Zheng et
+# al. 2023, arXiv:2306.05685: a judge's verbosity bias)
+LENGTH_FIX = ("grade what the reply says, not how long it is: check the final answer against a reference with a "
+              "program where the task has one; else tell the judge that length earns nothing and show it a short and a "
+              "long correct reply as examples, then confirm on pairs of short and long replies of the same task that "
+              "their grades no longer follow length (the within-task correlation near 0)")
 
 
 def caption_line(trace: list[Any]) -> str | None:
@@ -127,10 +143,10 @@ def caption_line(trace: list[Any]) -> str | None:
     said = []
     if e.get("blank_passes"):
         said.append(f"{replies(e['blank_passes'], 'blank')} passed")
+    if (e.get("length") or {}).get("biased"):  # before the flips: a judge that follows length flips too
+        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
     if e.get("graded_both_ways"):
         said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
-    if (e.get("length") or {}).get("biased"):
-        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
     for c in e.get("graders") or []:
         if c["disagree_rows"]:
             said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
@@ -163,8 +179,9 @@ def grader_caption(trace: list[Any]) -> str | None:
     q0 = _question_0(trace)
     if q0 is None or not q0.decided:
         return None
+    fix = fix_why(dict.fromkeys(q0.answer.split(", "))).removeprefix("Fix the grader: ")
     return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
-            f"not drawn: make a blank reply fail and the same reply get the same grade, re-grade, and ask again.")
+            f"not drawn. Fix the grader: {fix}")
 
 
 def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,
@@ -234,13 +251,20 @@ def _graded_both_ways(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
 
 
 def _length_bias(rows: GradedRows, graded: np.ndarray, f: _Found) -> None:
-    """A grade that rises with the reply's length within tasks: a warning naming length and the audit."""
+    """A grade that rises with the reply's length within tasks: it decides the route (the grade measures length, so
+    every rate below does), named with its evidence, and the audit in a warning."""
     length = _length_link(rows, graded)
     if length is None:
         return
+    examples = length.pop("examples", [])
     f.evidence["length"] = length
     if length["biased"]:
         f.found.append("length_bias")
+        f.stop("length_bias", f"The grade follows the reply's length: within tasks, longer replies pass more often "
+                              f"(Spearman rho {length['rho']:.2f} over {length['groups']} groups, z {length['z']:.1f}; "
+                              f"most in {', '.join(length['tasks'][:3])}). A grader that rewards length (a judge's "
+                              f"verbosity bias) teaches the model to ramble: {LENGTH_FIX}; re-grade, then ask again.",
+               rows.refs(examples))
         f.warnings.append(f"grades rise with the reply's length within tasks (Spearman rho {length['rho']:.2f} over "
                           f"{length['groups']} groups, z {length['z']:.1f}): a grader that rewards length (a judge's "
                           f"verbosity bias)? Audit it before trusting any rate (audit-your-judge): hand-label short "
@@ -290,22 +314,6 @@ def _repeated_replies(rows: GradedRows, graded: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def _midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Each value's rank within its group, ties given their mean rank (1-based)."""
-    order = np.lexsort((values, group))
-    g, v = group[order], values[order]
-    new_group = np.concatenate(([True], g[1:] != g[:-1]))
-    new_value = new_group | np.concatenate(([True], v[1:] != v[:-1]))
-    position = np.arange(len(order)) - np.maximum.accumulate(np.where(new_group, np.arange(len(order)), 0)) + 1
-    tie = np.cumsum(new_value) - 1
-    first = np.flatnonzero(new_value)
-    last = np.append(first[1:], len(order)) - 1
-    mean = (position[first] + position[last]) / 2.0
-    ranks = np.empty(len(order))
-    ranks[order] = mean[tie]
-    return ranks
-
-
 def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     """Spearman's rho of reply length and grade within groups, pooled (D.LENGTH_*); None with no groups to read.
     Past LENGTH_MAX_ROWS rows it reads every s-th task's groups (s the smallest stride that fits)."""
@@ -320,8 +328,8 @@ def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     if len(group) and (model.min() != model.max() or arm.min() != arm.max()):  # groups apart by sampler and arm
         key = (group * (len(rows.model_names) + 1) + model + 1) * (len(rows.arm_names) + 1) + arm + 1
         group = np.unique(key, return_inverse=True)[1].reshape(-1)
-    rx = _midranks(group, rows.reply_len[keep].astype(np.float64))
-    ry = _midranks(group, rows.reward[keep])
+    rx = midranks(group, rows.reply_len[keep].astype(np.float64))
+    ry = midranks(group, rows.reward[keep])
     n = np.bincount(group).astype(np.float64)
     centre = (n + 1) / 2.0
     dx, dy = rx - centre[group], ry - centre[group]
@@ -332,13 +340,20 @@ def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     if not use.any():
         return None
     r = sxy[use] / np.sqrt(sxx[use] * syy[use])
+    task_of = np.zeros(len(n), dtype=np.int64)
+    task_of[group] = rows.task[keep]
+    first_row = np.full(len(n), -1, dtype=np.int64)
+    first_row[group[::-1]] = np.flatnonzero(keep)[::-1]  # each group's first row
+    top = np.argsort(-r, kind="stable")[: D.GRADER_EXAMPLES]
     w = n[use] - 1
     rho = float((w * r).sum() / w.sum())
     z = float((w * r).sum() / math.sqrt(w.sum()))
     biased = (int(use.sum()) >= D.LENGTH_MIN_GROUPS and rho >= D.LENGTH_MIN_RHO
               and z > NormalDist().inv_cdf(1 - D.LENGTH_ALPHA))
+    groups = np.flatnonzero(use)[top]
+    tasks = list(dict.fromkeys(display_name(rows.task_names[t]) for t in task_of[groups].tolist()))
     return {"rho": round(rho, 4), "z": round(z, 2), "groups": int(use.sum()), "rows": int(n[use].sum()),
-            "biased": biased}
+            "biased": biased, "tasks": tasks, "examples": first_row[groups].tolist()}
 
 
 def _other_graders(rows: GradedRows, graded: np.ndarray, pass_threshold: float, f: _Found) -> None:

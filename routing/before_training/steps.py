@@ -277,6 +277,17 @@ def sft(a: Asked, other: str | None) -> Decision:
                                            why=f"If {other} clearly beats your model, distill from it with OPD.")])
 
 
+def _grader(a: Asked) -> str:
+    """What grades the run, as question 0 read it: a model's grade is never called a program grader."""
+    q0 = next((t for t in a.trace if t.name == "grader"), None)
+    found = q0.answer if q0 is not None else ""
+    if "judge" in found or "length_bias" in found:
+        return "your judge's grade (a model grades it: audit it first, question 0's warning)"
+    if found == "ok":
+        return "your grader (question 0 found nothing wrong in its grades)"
+    return "your grader"
+
+
 def grpo_step(a: Asked) -> Decision:
     """6. GRPO on the split tasks, on-policy (or an async copy: Async with a correction). Always decides."""
     b, g, op, o = a.found["band"], a.g, a.on_policy, a.o
@@ -304,7 +315,7 @@ def grpo_step(a: Asked) -> Decision:
                         batch=batch, why=f"Grouped RL on split tasks, with a staleness bound and {correction} "
                                          f"correction for the async sampler.")
     else:
-        step = a.config(M.GRPO.name, knobs=knobs, batch=batch, why="Grouped RL on the split tasks with your program grader.")
+        step = a.config(M.GRPO.name, knobs=knobs, batch=batch, why=f"Grouped RL on the split tasks with {_grader(a)}.")
     cost = a.sure.get("cost")
     with_gpus(a, step, cost)
     a.ask(6, "route", M.GRPO.name, True, {"split_share": b.split_share, "n_split": b.n_split, "few_split": b.few_split,

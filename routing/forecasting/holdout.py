@@ -8,17 +8,12 @@ import numpy as np
 
 from .. import defaults as D
 from pick_a_method.common.errors import InputError
+from ..paired import diff_sd, model_sd, shared_index
 from ..shared import MAX_K, groups
 from ..readers import as_rows
 from ..rows import RowsLike
 from ..stats import bootstrap_moments, tasks_needed, z_power
 from ..verdicts import HoldoutSize, NextStep
-
-
-def _model_sd(base: float, effect: float, k: int) -> float:
-    """Binomial sd of one task's paired difference: sqrt((p(1-p) + q(1-q)) / k), q = p + effect."""
-    p, q = min(max(base, 0.0), 1.0), min(max(base + effect, 0.0), 1.0)
-    return math.sqrt((p * (1 - p) + q * (1 - q)) / k)
 
 
 def _concentrated_sd(base: float, effect: float, k: int) -> float | None:
@@ -72,15 +67,13 @@ def holdout_size(effect: float = D.PROVE_EFFECT, *, base: float | None = None, k
             raise InputError("`before` has no graded rows; grade them, or size from base and k", field="before")
         if after is not None:
             a = groups(as_rows(after, what="after"), pass_threshold)
-            where = {name: i for i, name in enumerate(a.names)}
-            shared = [(i, where[n]) for i, n in enumerate(b.names) if n in where]
-            if len(shared) < 3:
-                raise InputError(f"`before` and `after` share {len(shared)} task(s); a paired sd needs 3 or more",
-                                 field="after")
-            bi, ai = np.array(shared).T
+            bi, ai = shared_index(b.names, a.names)
+            if len(bi) < D.MIN_CI_TASKS:
+                raise InputError(f"`before` and `after` share {len(bi)} task(s); a paired sd needs "
+                                 f"{D.MIN_CI_TASKS} or more", field="after")
             diff = a.rates[ai] - b.rates[bi]
-            base, k, n_paired = float(b.rates[bi].mean()), int(b.n[bi].min()), len(shared)
-            sd = float(diff.std(ddof=1))
+            base, k, n_paired = float(b.rates[bi].mean()), int(b.n[bi].min()), len(bi)
+            sd = diff_sd(diff)
             sd_source = "rows"
             saturated = base >= D.HOLDOUT_CEILING or sd == 0
             if not saturated:
@@ -102,7 +95,7 @@ def holdout_size(effect: float = D.PROVE_EFFECT, *, base: float | None = None, k
     if sd is None and task_std is not None and before is None:
         sd, sd_source = float(task_std), "given"
     if sd is None:
-        sd = _model_sd(base, effect, k)
+        sd = model_sd(base, effect, k)
     n = tasks_needed(sd, effect, power, alpha)
     conc = None
     if sd_source == "model":
@@ -111,7 +104,7 @@ def holdout_size(effect: float = D.PROVE_EFFECT, *, base: float | None = None, k
     low = high = None
     if spread_draws is not None and sd_source != "given":
         kind, draws = spread_draws
-        sds = draws if kind == "sd" else np.array([_model_sd(x, effect, k) for x in np.unique(draws)])[
+        sds = draws if kind == "sd" else np.array([model_sd(x, effect, k) for x in np.unique(draws)])[
             np.searchsorted(np.unique(draws), draws)]
         inner = (z_power(power, alpha) * sds / effect) ** 2
         ns = np.maximum(D.MIN_HOLDOUT_TASKS, np.ceil(inner - 1e-9))

@@ -1,6 +1,6 @@
 """`after` as a picture, as data: per task, the pass rate before against after (a table of counts the sketch prints
 and the figure draws as bubbles), and each paired difference with its 95% interval beside 0 and the registered
-effect (the verdict's own numbers: nothing is computed twice). routing/picture.py puts them in a Picture; the
+effect (the verdict's own numbers: nothing is computed twice). routing/pictures/route.py puts them in a Picture; the
 sketch (server/sketch.py) and the figure (server/plot.py) draw them. numpy and pydantic only.
 """
 

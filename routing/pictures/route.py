@@ -5,7 +5,7 @@ Two panels: the band (a histogram of per-task pass rates with all-fail, split an
 predicted split share against k with the advised k marked), and, for a teacher, the paired per-task difference
 (teacher minus student on the tasks both scored). Where the route is fix_reward, truncation decides the rates, so
 neither is drawn: the one panel counts the rollouts cut off at the token cap that passed, as question 1 does.
-`after`'s picture is its own two panels (routing/after_picture.py). numpy and pydantic only: no plotting library
+`after`'s picture is its own two panels (routing/pictures/after.py). numpy and pydantic only: no plotting library
 here.
 """
 
@@ -25,6 +25,7 @@ from ..before_training import split_samplers
 from ..before_training import paired, shared_rates
 from pick_a_method.common.errors import InputError
 from ..before_training import caption_line, grader_caption
+from .grader import GraderPanel, grader_panel
 from ..before_training import band
 from ..shared import groups, plural, unit
 from ..readers import as_rows
@@ -129,6 +130,8 @@ class Picture(BaseModel):
     paired: PairedPanel | None = None
     cut_off: CutOffPanel | None = Field(None, description="For fix_reward, in place of the band: truncation decides "
                                                           "the rates, so they are not drawn.")
+    grader: GraderPanel | None = Field(None, description="For a route question 0 stopped, in place of the cut-off "
+                                                         "counts: what it found in the grades.")
     per_task: PerTaskPanel | None = Field(None, description="after: each task's pass rate before against after.")
     diffs: DiffPanel | None = Field(None, description="after: each paired difference beside the registered effect.")
 
@@ -147,7 +150,9 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Aft
                              field="after_rows")
         trained = as_rows(after_rows, what="after_rows")
         per_task = per_task_panel(rows, trained, verdict, pass_threshold)
-        return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}",
+        caveat = (" (not yet attributed: no control arm)" if verdict.verdict == "proven"
+                  and verdict.random_selection is None and verdict.random_reward is None else "")
+        return Picture(title=f"{_arms_named(verdict, trained, rows)}: {verdict.verdict.replace('_', ' ')}{caveat}",
                        caption=after_caption(verdict, per_task), route=None, per_task=per_task,
                        diffs=diff_panel(verdict))
     if isinstance(verdict, TeacherClears):
@@ -157,6 +162,10 @@ def picture(rows: RowsLike, verdict: Route | Band | PassAt | TeacherClears | Aft
         panel = paired_panel(teacher, rows, pass_threshold, verdict.effect, verdict)
         return Picture(title=f"{_name(teacher)} vs {source}: teacher {verdict.verdict.replace('_', ' ')}",
                        caption=_paired_caption(panel), route=None, paired=panel)
+    if isinstance(verdict, Route) and verdict.route == "fix_reward" and grader_caption(verdict.trace):
+        q0 = next(t for t in verdict.trace if t.name == "grader")  # question 0 decided: draw what it found
+        return Picture(title=f"{source}: route fix_reward (the grader)", caption=grader_caption(verdict.trace),
+                       route=verdict.route, grader=grader_panel(rows, q0.evidence, pass_threshold))
     if isinstance(verdict, Route) and verdict.route == "fix_reward":
         panel = cut_off_panel(rows, pass_threshold)
         caption = grader_caption(verdict.trace) or " ".join(filter(None, [_cut_off_caption(panel),

@@ -19,6 +19,7 @@ from pick_a_method.common.dotted import is_index
 from pick_a_method.common.errors import Unsupported
 from ..rows import make_rows
 from .builder import ColumnBuilder
+from .prompts import prompt_key
 from .replies import NO_REPLY, arrow_replies
 
 
@@ -131,6 +132,7 @@ class Columns:
         self.graders: dict[str, list[np.ndarray]] = {}
         self.has_pairs = False
         self.sizes: list[int] = []
+        self.prompts: dict[str, str] = {}  # task id -> its prompt's key (readers/prompts.py), from its first row
 
     def add(self, table: Any, builder: ColumnBuilder) -> None:
         n = table.num_rows
@@ -140,7 +142,9 @@ class Columns:
         task = _coalesce_text(table, names["task_id"])
         if task is None or task.null_count:
             raise Unsupported("a row with no task id")  # the careful reader names it
-        put("task", _runs(task))  # text as runs, encoded once at the end (in C, in first-seen order)
+        runs = _runs(task)
+        put("task", runs)  # text as runs, encoded once at the end (in C, in first-seen order)
+        self._prompts(table, F.PROMPT, runs)
         reward_col = _get(table, names["reward"][0])
         if reward_col is None or reward_col.null_count == n:
             # the explicit schema adds the column to every JSONL file, so whether any row has the field is the
@@ -172,6 +176,26 @@ class Columns:
         if not self.has_pairs and {"chosen", "rejected"} <= set(table.column_names):
             both = pc.and_(table.column("chosen").is_valid(), table.column("rejected").is_valid())
             self.has_pairs = bool(pc.any(both).as_py())
+
+    def _prompts(self, table: Any, names: tuple[str, ...], runs: tuple[Any, np.ndarray]) -> None:
+        """The prompt key of each task first seen in this batch, read from its first row only (in Python: one
+        prompt a new task, never a column of them)."""
+        cols = [c for c in (_get(table, n) for n in names) if c is not None and not pa.types.is_null(c.type)]
+        if not cols:
+            return
+        values, lengths = runs
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        new: dict[str, int] = {}
+        for name, at in zip(values.to_pylist(), starts.tolist()):
+            if name is not None and name not in self.prompts and name not in new:
+                new[name] = at
+        if not new:
+            return
+        picked = [c.take(pa.array(list(new.values()))).to_pylist() for c in cols]
+        for j, name in enumerate(new):
+            key = next((k for k in (prompt_key(p[j]) for p in picked) if k is not None), None)
+            if key is not None:
+                self.prompts[name] = key
 
     def finish(self, builder: ColumnBuilder, lines: np.ndarray | None) -> Any:
 
@@ -205,7 +229,8 @@ class Columns:
                          tokens=cat["tokens"], max_tokens=cat["max_tokens"], nan_reward=cat["nan"],
                          has_pairs=self.has_pairs, lines=lines, source=builder.source, fields=builder.fields,
                          keys=list(builder.keys), reward_read=True, reply_hash=reply_hash, reply_len=reply_len,
-                         graders=graders)
+                         graders=graders, task_prompts=[self.prompts.get(str(n)) for n in names["task"]]
+                         if self.prompts else None)
 
 
 def _replies(table: Any, names: tuple[str, ...]) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -16,6 +16,7 @@ import numpy as np
 from .. import fields as F
 from pick_a_method.common.errors import InputError
 from ..rows import make_rows
+from .prompts import prompt_key
 from .replies import python_replies
 
 # Values a `truncated` cell may hold; CSV gives strings.
@@ -106,6 +107,7 @@ class ColumnBuilder:
         self.cut_words = F.cut_off_words(self.fields)
         self.reasons_cache: dict[str, Any] = {}
         self.unknown_reasons: dict[str, int] = {}  # finish reasons not known, and how many rows gave each
+        self.prompts: dict[int, str] = {}  # task code -> its prompt's key (readers/prompts.py), from its first row
 
     def where(self, i: int, lines: Sequence[int] | None) -> str:
         if lines is not None:
@@ -124,7 +126,9 @@ class ColumnBuilder:
             return
         present = set().union(*rows)  # every key any row has; optional fields absent everywhere are skipped
         self.keys.update(dict.fromkeys(k for k in present if k not in self.keys))
-        self.parts["task"].append(self._tasks(rows, lines, present))
+        codes = self._tasks(rows, lines, present)
+        self.parts["task"].append(codes)
+        self._prompts(rows, codes, present)
         self.parts["reward"].append(self._rewards(rows, lines, present))
         truncated, stated = self._truncation(rows, lines, present)
         self.parts["truncated"].append(truncated)
@@ -169,6 +173,21 @@ class ColumnBuilder:
                         raise InputError(f"{self.where(i, lines)}: task_id is an integer too large to use as an "
                                          f"id; give a string", row=self.n + i, field=names[0]) from None
         return _codes(keys, self.task_index)
+
+    def _prompts(self, rows: list[dict[str, Any]], codes: np.ndarray, present: set[str]) -> None:
+        """The prompt key of each task first seen in this chunk (its first row's; its rollouts share it)."""
+        names = F.PROMPT
+        if not any(F.head(k) in present for k in names):
+            return
+        firsts, at = np.unique(codes, return_index=True)
+        new = [(int(c), int(i)) for c, i in zip(firsts.tolist(), at.tolist()) if int(c) not in self.prompts]
+        if not new:
+            return
+        values, _ = coalesce([rows[i] for _, i in new], names, present)
+        for (code, _), value in zip(new, values):
+            key = prompt_key(value)
+            if key is not None:
+                self.prompts[code] = key
 
     def _rewards(self, rows: list[dict[str, Any]], lines: Sequence[int] | None, present: set[str]) -> np.ndarray:
         key = self.names["reward"][0]
@@ -338,7 +357,8 @@ class ColumnBuilder:
             source=self.source, fields=self.fields, keys=list(self.keys), reward_read=self.reward_read,
             unknown_reasons=self.unknown_reasons, reply_hash=cat("reply_hash", np.int64),
             reply_len=cat("reply_len", np.int32),
-            graders={g: cat(f"grader:{g}", np.float64) for g in self.graders})
+            graders={g: cat(f"grader:{g}", np.float64) for g in self.graders},
+            task_prompts=[self.prompts.get(i) for i in range(len(self.task_index))] if self.prompts else None)
 
 
 def grades(raw: list[Any]) -> np.ndarray:

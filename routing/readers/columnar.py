@@ -121,7 +121,7 @@ def _wanted(builder: ColumnBuilder) -> set[str]:
     """Top-level columns the router reads; everything else (messages, final text) is dropped as it is read."""
     heads = {h for names in (*builder.names.values(), builder.graders.values()) for k in names
              for h in (k, F.head(k))}
-    return heads | {*F.FINISH_REASONS, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
+    return heads | {*F.FINISH_REASONS, *F.PROMPT, "max_tokens", "sampling", "sampling.max_tokens", "chosen", "rejected"}
 
 
 def _keep(batch: Any, wanted: set[str]) -> tuple[Any, list[str]]:

@@ -92,6 +92,9 @@ def _finish(rows: GradedRows, header: dict[str, Any], scorers: list[str], args: 
             rows = with_cap(rows, config["max_tokens"])
             break
     rows.judged_by.update(_judged(scorers, first, args))
+    task = (header.get("eval") or {}).get("task")
+    if isinstance(task, str) and task:  # the task's name: `after` never pairs two tasks
+        rows.suites.append(task)
     reward = args.fields.get("reward")
     picked = _picked(scorers, args)
     notes = []

@@ -20,6 +20,7 @@ from ..rows import GradedRows, with_model
 from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_dicts,
                    scorer_note, with_cap)
 from .plain import CHUNK_ROWS, open_bytes
+from .prompts import LM_EVAL_KEY
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+?)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
 
@@ -102,6 +103,9 @@ def _read(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
             if isinstance(resps, list) and resps and isinstance(resps[0], list) and len(resps[0]) > 1:
                 repeats[0] = max(repeats[0], len(resps[0]))
             row["_task"] = f"{task}/{row.get('doc_id')}"
+            logged = ((row.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0")
+            if isinstance(logged, list) and logged:  # the prompt as sent: `after` pairs runs of other tools on it
+                row[LM_EVAL_KEY] = logged[0]
             chunk.append(row)
             if len(chunk) >= CHUNK_ROWS:
                 yield chunk
@@ -138,6 +142,7 @@ def _read(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     out.notes.append("lm-eval does not record why a reply ended, so question 1 (can a cut-off reply pass?) stays "
                      "unknown: check that max_gen_toks cuts no passing answer")
     out.formats.append("lm-eval samples")
+    out.suites.append(task)
     return out
 
 

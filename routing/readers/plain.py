@@ -158,10 +158,24 @@ def _read_json_array(reader: _CountingReader, builder: ColumnBuilder, p: Path) -
     if isinstance(doc, dict) and isinstance(doc.get("rows"), list):
         doc = doc["rows"]
     if not isinstance(doc, list):
-        raise InputError(f"{p} holds a JSON {type(doc).__name__}, not an array of rows; wrap the rows in [...] "
-                         f"or write one object per line as .jsonl")
+        raise InputError(not_rows(p, doc))
     for start in range(0, len(doc), CHUNK_ROWS):
         builder.add(doc[start:start + CHUNK_ROWS])
+
+
+def not_rows(p: Path, doc: Any) -> str:
+    """What a JSON file that is not rows is, where an eval tool or pick-a-method wrote it, and what to give."""
+    if isinstance(doc, dict) and doc.get("format") == "pick-a-method/frozen-holdout":
+        return (f"{p} is a frozen held-out manifest (route --freeze wrote it), not rows: give it to after as "
+                f"--frozen {p.name} (frozen_path), and the arms' eval rows as BEFORE and AFTER")
+    if isinstance(doc, dict) and "results" in doc and ({"configs", "versions", "n-shot"} & set(doc)):
+        return (f"{p} is lm-eval's results_*.json (the run's summary, no rows): give the samples_*.jsonl beside it "
+                f"(written with --log_samples), or the folder that holds them")
+    if isinstance(doc, dict) and "rollouts_per_example" in doc and "avg_reward" in doc:
+        return (f"{p} is vf-eval's metadata.json (the run's summary, no rows): give results.jsonl beside it (vf-eval "
+                f"-s), or the run folder")
+    return (f"{p} holds a JSON {type(doc).__name__}, not an array of rows; wrap the rows in [...] or write one "
+            f"object per line as .jsonl")
 
 
 DELIMITERS = (",", ";", "\t")  # what spreadsheets export: a comma, a semicolon (where the comma is the decimal mark), tab

@@ -1,4 +1,4 @@
-"""The reply a row carries, kept as what question 0 reads (routing/grader.py): a 64-bit hash of its text and its
+"""The reply a row carries, kept as what question 0 reads (routing/before_training/grader.py): a 64-bit hash of its text and its
 length, never the text itself, so a file of long replies costs 12 bytes a row once read.
 
 What the reply is: a string as it stands; a list of chat messages (verifiers' `completion`, the nodes of a

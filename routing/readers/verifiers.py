@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import fields as F
 from ..rows import GradedRows, with_model
 from .base import (Format, Probe, ReadArgs, disagreement, graded_mean, load_json, merged, other_graders, read_plain,
                    scorer_note, with_cap)
@@ -51,13 +52,24 @@ def _v03_graders(first: dict[str, Any]) -> dict[str, str]:
 
 def _read_v03(p: Path, probe: Probe, args: ReadArgs) -> GradedRows:
     graders = _v03_graders(probe.first or {})
-    rows = read_plain(p, "jsonl", args, merged(V03_FIELDS, args), graders)
+    # a grade column beside the reward (0.3.1 writes `correct`): read, so that one saying what the reward says is
+    # not reported as a grade left unread (fields.field_notes), and one that differs is compared by question 0
+    top = {g: g if g not in graders else f"{g} (beside metrics)" for g in F.GRADE_NAMES
+           if g in (probe.first or {}) and g != args.fields.get("reward")}
+    rows = read_plain(p, "jsonl", args, merged(V03_FIELDS, args), {**graders, **{n: g for g, n in top.items()}})
+    for g, name in top.items():
+        if name in rows.graders and np.array_equal(rows.graders[name], rows.reward, equal_nan=True):
+            rows.notes[:] = [n for n in rows.notes if not n.startswith(f"rows also carry `{g}`")]
+            del rows.graders[name]
     _reward_functions(rows)
     meta = load_json(p.parent / "metadata.json", args)
     if isinstance(meta, dict):
         model = meta.get("model")
         if isinstance(model, str) and model:
             rows = with_model(rows, model)
+        env = meta.get("env_id") or meta.get("env")  # the environment: `after` never pairs two of them
+        if isinstance(env, str) and env:
+            rows.suites.append(env)
         sampling = meta.get("sampling_args")  # vf-eval -t: the cap every request was sent with
         if isinstance(sampling, dict):
             rows = with_cap(rows, sampling.get("max_tokens"))

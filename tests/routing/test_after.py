@@ -219,7 +219,9 @@ def test_freeze_draws_what_holdout_size_asks_and_writes_a_manifest(tmp_path):
 
 def test_freeze_refuses_what_it_cannot_do(tmp_path):
     with pytest.raises(InputError, match="more than the 40 graded tasks"):
-        freeze(suite(40), 0.05)
+        freeze(suite(40), 0.05, n_tasks=41)
+    capped = freeze(suite(40), 0.05)  # more than half asked: capped at half (tests/routing/test_freeze_pool.py)
+    assert capped.n_tasks == 20 and capped.pool_tasks == 20
     out = tmp_path / "f.json"
     freeze(suite(), 0.1, out=out)
     with pytest.raises(ValueError, match="already exists"):

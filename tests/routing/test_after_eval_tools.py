@@ -45,9 +45,12 @@ def test_after_reads_both_runs_as_is_and_finds_the_trained_policy_proven(tool):
     assert "fields" not in v.next_step.arguments  # the reader finds its own mapping again: only the caller's is passed
 
 
-def test_runs_of_two_tools_name_their_tasks_differently_and_are_not_comparable():
+def test_runs_of_two_tools_name_their_tasks_differently_and_pair_by_prompt():
+    """vf-eval names the tasks 0..9, inspect sum-0..sum-9: the same prompts, so the same verdict as either tool alone
+    (tests/routing/test_after_pairing.py has the rest)."""
     v = after(str(PAIRS["verifiers 0.3.1"][0]), str(PAIRS["inspect-ai 0.3.285"][1]))
-    assert v.verdict == "not_comparable" and "share 0 of the 20 tasks" in v.summary
+    assert v.verdict == "proven" and v.paired_by == "prompt" and v.paired.mean_diff == pytest.approx(0.275)
+    assert any("paired by prompt" in w for w in v.warnings)
 
 
 def test_the_runs_hold_what_the_policies_say():

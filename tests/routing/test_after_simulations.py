@@ -1,5 +1,5 @@
 """`after`'s statistics against a known truth: thousands of simulated evals judged at once by the same rule `after`
-applies (after_rules.decide over after_stats.paired_diff), so what is measured is what runs.
+applies (rules.decide over stats.paired_diff), so what is measured is what runs.
 
     python -m pytest -q tests/routing/test_after_simulations.py     (a few seconds)
 """

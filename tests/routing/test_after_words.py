@@ -42,7 +42,7 @@ def test_arms_that_do_not_differ_detect_what_the_model_spread_says_not_zero():
     """The same rows twice: every paired difference is 0, so the interval is about 0 wide; what these tasks can
     detect is still the binomial model's (the size beside it uses that sd), never 0."""
     rows = arm(passes(40), model=BASE)
-    v = after(rows, rows)
+    v = after(rows, arm(passes(40), model=TRAINED))  # the same passes, another model (the same rows: not_comparable)
     s = v.sizing
     assert s.sd_source == "model" and s.detectable_effect > 0.1
     assert f"detect a gain of {s.detectable_effect:.3f}" in v.summary and "detect a gain of 0.000" not in v.summary

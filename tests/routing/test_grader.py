@@ -1,4 +1,4 @@
-"""Question 0 from the replies (routing/grader.py): each broken grader is caught, and clean graders raise nothing.
+"""Question 0 from the replies (routing/before_training/grader.py): each broken grader is caught, and clean graders raise nothing.
 
 Simulated evals with a known grader (tests/gradersim.py) measure how often: the false alarms on program graders
 whose replies' lengths vary for other reasons, and the power against each broken grader. Row dicts through

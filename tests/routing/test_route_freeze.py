@@ -75,12 +75,13 @@ def test_a_freeze_never_replaces_a_manifest_and_stays_inside_the_allowed_folders
 
 
 def test_a_suite_too_small_or_a_route_that_fixes_the_rows_first_freezes_nothing_and_says_why(tmp_path):
-    small = route(suite(60), MODEL, effect=0.05, freeze=tmp_path / "holdout.json")
-    assert not (tmp_path / "holdout.json").exists()
-    assert any(w.startswith(f"nothing frozen into {tmp_path / 'holdout.json'}: the rows hold fewer graded tasks")
-               for w in small.warnings)
-    assert "The suite has 60 tasks, fewer than that" in small.before_gpu[0]
-    assert "freeze=" not in small.before_gpu[0] and "frozen_path" not in small.before_gpu[-1]
+    small = route(suite(60), MODEL, effect=0.05, freeze=tmp_path / "holdout.json")  # capped at half: 30 frozen
+    assert json.loads((tmp_path / "holdout.json").read_text())["n_tasks"] == 30
+    assert any("separate eval suite" in w for w in small.warnings)
+    assert "at most 50% of the suite, so 30 stay to train on" in small.before_gpu[0]
+    tiny = route(suite(3), MODEL, effect=0.05, freeze=tmp_path / "tiny.json")
+    assert not (tmp_path / "tiny.json").exists()
+    assert any(w.startswith(f"nothing frozen into {tmp_path / 'tiny.json'}") for w in tiny.warnings)
     cut = route(routing.read_rows(EXAMPLES / "cut_off.jsonl"), MODEL, freeze=tmp_path / "cut.json")
     assert cut.route == "fix_reward" and cut.before_gpu == [] and not (tmp_path / "cut.json").exists()
     assert any("nothing frozen: route fix_reward says to fix the rows before training" in w for w in cut.warnings)

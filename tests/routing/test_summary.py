@@ -18,8 +18,8 @@ import pytest
 
 from pick_a_method import routing
 from pick_a_method.common.errors import InputError
-from pick_a_method.routing.after_judge import after
-from pick_a_method.routing.grader import SUMMARY_NO_REPLIES
+from pick_a_method.routing.after_training.judge import after
+from pick_a_method.routing.before_training.grader import SUMMARY_NO_REPLIES
 from pick_a_method.routing.readers.summary_sql import Spec, run_duckdb, summary_sql
 from pick_a_method.routing.table import table_of
 from pick_a_method.server.cli import main
