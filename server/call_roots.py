@@ -35,11 +35,15 @@ def _paths(a: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _folder(path: str) -> Path:
-    """The folder a path (or a glob's fixed head) lies in, resolved."""
+def _folder(path: str) -> Path | None:
+    """The folder a path (or a glob's fixed head) lies in, resolved; None for a path the system cannot look at (too
+    long, a NUL byte): the reader's own refusal names that one."""
     head = path.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0] if glob.has_magic(path) else path
-    real = Path(os.path.realpath(os.path.expanduser(head or ".")))
-    return real if real.is_dir() else real.parent
+    try:
+        real = Path(os.path.realpath(os.path.expanduser(head or ".")))
+        return real if real.is_dir() else real.parent
+    except (OSError, ValueError):
+        return None
 
 
 def check_call_roots(a: Any, roots: Sequence[Path] | None) -> None:
@@ -50,7 +54,7 @@ def check_call_roots(a: Any, roots: Sequence[Path] | None) -> None:
     outside: dict[Path, list[str]] = {}
     for argument, path in _paths(a):
         folder = _folder(path)
-        if not any(folder == r or folder.is_relative_to(r) for r in roots):
+        if folder is not None and not any(folder == r or folder.is_relative_to(r) for r in roots):
             outside.setdefault(folder, []).append(argument)
     if len(outside) < 2:
         return
