@@ -33,6 +33,7 @@ _EXPORTS = {
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     "after": "after_judge", "freeze": "frozen", "read_frozen": "frozen", "Frozen": "frozen",
+    "track": "during_training", "Track": "during_training",
     **dict.fromkeys(("After", "Arm", "ControlComparison", "CutOffs", "Difference", "Flips", "FrozenCheck", "Guard",
                      "Sizing"), "after_verdicts"),
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
@@ -44,13 +45,14 @@ __all__ = [
     "pass_at", "band", "on_policy", "teacher_clears", "holdout_size", "route", "model_params_b", "Verdict",
     "NextStep", "TruncatedPasses", "RolloutsPerTask", "PassAt", "Band", "OnPolicy", "TeacherClears", "HoldoutSize",
     "TraceStep", "Route", "after", "freeze", "read_frozen", "After", "Frozen", "Arm", "ControlComparison", "CutOffs",
-    "Difference", "Flips", "FrozenCheck", "Guard", "Sizing",
+    "Difference", "Flips", "FrozenCheck", "Guard", "Sizing", "track", "Track",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
     from .after_judge import after
     from .after_verdicts import After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard, Sizing
     from .compare import on_policy, teacher_clears
+    from .during_training import Track, track
     from .frozen import Frozen, freeze, read_frozen
     from pick_a_method.common.errors import InputError
     from .holdout import holdout_size
