@@ -252,9 +252,10 @@ TRACK_MIN_REPEATED = 20
 # length_hacking also wants length and reward rising together: the slope of each over the windows since the link
 # came on, above 0 at the 95% level.
 # Plateau: the last TRACK_PLATEAU_WINDOWS windows against the ones before them; plateau when the 95% upper limit of
-# the gain is under TRACK_PLATEAU_GAIN, a gain too small for a held-out eval to prove (half PROVE_EFFECT).
+# the gain is under TRACK_PLATEAU_GAIN: whatever rise the noise may hide is smaller than the effect a held-out eval
+# is sized to prove (PROVE_EFFECT), so more of the same steps will not show one.
 TRACK_PLATEAU_WINDOWS = 3
-TRACK_PLATEAU_GAIN = 0.025
+TRACK_PLATEAU_GAIN = PROVE_EFFECT
 # The last step file is held back while it may still be written: it ends without a newline, or it changed within
 # this many seconds (verl writes on a background thread since PR #6324; prime-rl appends line by line).
 TRACK_SETTLE_SECONDS = 2.0

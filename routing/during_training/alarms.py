@@ -18,6 +18,9 @@ from .summary import StepSummary
 from .windows import Pooled, wilson
 
 
+Z95_ONE_SIDED = NormalDist().inv_cdf(0.95)
+
+
 def level_z(w: int) -> float:
     """The one-sided z of window w's tests (w 0-based)."""
     return NormalDist().inv_cdf(1 - D.TRACK_ALARM_ALPHA / ((w + 1) * (w + 2)))
@@ -53,15 +56,17 @@ def window_alarms(windows: list[Pooled], filtered: bool) -> tuple[dict[str, Alar
     alarms: dict[str, Alarm] = {}
     fired: dict[str, list[int]] = {}
     before = Pooled()  # the windows before w, pooled a window at a time
+    refs: dict[str, Pooled | None] = {}  # each alarm's reference when it first fired
     for w, p in enumerate(windows):
         ref = before if w >= D.TRACK_REFERENCE_WINDOWS else None
         for name, evidence, rows in _tests(p, ref, level_z(w), filtered):
             fired.setdefault(name, []).append(w)
+            if name not in alarms:
+                refs[name] = None if ref is None else Pooled().merge(ref)
             _first(alarms, name, w, p.steps[0].step, evidence, rows)
         before.merge(p)
-    last = len(windows) - 1
-    for name, alarm in alarms.items():
-        alarm.holds_now = last in fired[name]
+    for name, alarm in alarms.items():  # the newest window against what came before the alarm, at the 95% level
+        alarm.holds_now = name in {t[0] for t in _tests(windows[-1], refs[name], Z95_ONE_SIDED, filtered)}
     return alarms, fired
 
 

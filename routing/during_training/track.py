@@ -43,7 +43,8 @@ def track(run: str | os.PathLike[str], *, window: int | None = None, pass_thresh
         if not steps:
             raise InputError(f"track: none of {lay.run}'s {lay.trainer} step files could be read (see the warnings: "
                              + "; ".join(warnings[-3:]) + ")")
-        answer = _from_rollouts(lay, steps, metrics, size, filtered, warnings)
+        answer = judge_steps(steps, window=size, filtered=filtered, metrics=metrics, run=str(lay.run),
+                             trainer=lay.trainer, warnings=warnings)
     elif metrics:
         answer = _from_metrics(lay, metrics_whose, metrics, size, warnings)
     else:
@@ -114,8 +115,12 @@ def _filtered(steps: list[StepSummary], said: bool | None, warnings: list[str]) 
     return seems if said is None else said
 
 
-def _from_rollouts(lay: Layout, steps: list[StepSummary], metrics: dict[int, dict[str, float]], size: int,
-                   filtered: bool | None, warnings: list[str]) -> Track:
+def judge_steps(steps: list[StepSummary], *, window: int = D.TRACK_WINDOW, filtered: bool | None = None,
+                metrics: dict[int, dict[str, float]] | None = None, run: str = "", trainer: str | None = None,
+                warnings: list[str] | None = None) -> Track:
+    """The verdict from steps' summaries (in step order): what `track` does once the files are read; the
+    simulations (tests/during_training/simulate.py) call it on steps they make."""
+    size, metrics, warnings = window, metrics or {}, warnings if warnings is not None else []
     is_filtered = _filtered(steps, filtered, warnings)
     chunks = [steps[i:i + size] for i in range(0, len(steps), size)]
     pools = [pooled(c) for c in chunks]
@@ -126,7 +131,7 @@ def _from_rollouts(lay: Layout, steps: list[StepSummary], metrics: dict[int, dic
     judged = windows[: len(whole)]
     trend = trends(judged, whole)
     latest = steps[-1].source
-    verdict, summary, step, alts = decide(alarms, len(whole), trend, plateau_gain(whole), str(lay.run), latest)
+    verdict, summary, step, alts = decide(alarms, len(whole), trend, plateau_gain(whole), run, latest)
     link = alarms.get("length_follows_grade")
     if link and verdict != "length_hacking":
         warnings.append(f"since step {link.first_step} {link.evidence}; reply length and reward are not rising "
@@ -135,7 +140,7 @@ def _from_rollouts(lay: Layout, steps: list[StepSummary], metrics: dict[int, dic
         warnings.append("band alarms off: a filtered dump")
     missing = []
     if steps[0].cut is None and not any("cut_off_share" in m for m in metrics.values()):
-        missing.append(f"the cut-off share and cut-off passes (question 1): {lay.trainer}'s dump does not record why a "
+        missing.append(f"the cut-off share and cut-off passes (question 1): {trainer}'s dump does not record why a "
                        f"reply ended; check that the reward fails a reply cut at the length cap")
     elif steps[0].cut is None:
         missing.append("cut-off passes (question 1): the trainer logs the cut-off share but not which replies")
@@ -143,7 +148,7 @@ def _from_rollouts(lay: Layout, steps: list[StepSummary], metrics: dict[int, dic
         missing.append("entropy and KL: no metrics log beside the rollouts (TRL trainer_state.json, prime-rl "
                        "metrics.jsonl, verl's file logger)")
     return Track(verdict=verdict, summary=summary, next_step=step, alternatives=alts, warnings=warnings,
-                 trainer=lay.trainer, read="rollouts", run=str(lay.run), steps_read=len(steps),
+                 trainer=trainer, read="rollouts", run=run, steps_read=len(steps),
                  first_step=steps[0].step, last_step=steps[-1].step, window_steps=size, windows=windows,
                  alarms=sorted(alarms.values(), key=lambda a: a.first_step), trends=list(trend.values()),
                  cannot_judge=missing)

@@ -131,7 +131,7 @@ def decide(alarms: dict[str, Alarm], judged: int, trend: dict[str, Trend], gain:
         return ("too_early", f"Too early: {judged} whole window(s) of steps, {D.TRACK_MIN_WINDOWS} needed to read a "
                              f"trend (pass window=K for smaller windows). Nothing alarming so far.", keep, alts)
     r = trend.get("reward")
-    if gain is not None and gain[1] is not None and gain[1][1] < D.TRACK_PLATEAU_GAIN and not rising(r):
+    if gain is not None and gain[1] is not None and gain[1][1] < D.TRACK_PLATEAU_GAIN:
         n = D.TRACK_PLATEAU_WINDOWS
         return ("plateau", f"Plateau: the reward of the last {n} windows is {gain[0]:+.3f} [{gain[1][0]:+.3f}, "
                            f"{gain[1][1]:+.3f}] from the {n} before, under {D.TRACK_PLATEAU_GAIN:g} at its upper "
