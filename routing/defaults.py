@@ -236,7 +236,7 @@ TRACK_MIN_SPLIT_SHARE = 0.2
 # long string), so a third of a group's replies turning into copies is the policy's entropy gone, not noise.
 TRACK_COLLAPSE_DROP = 0.3
 # The cut-off share rose: by at least this factor of the windows before and by TRACK_CUT_OFF_MIN_RISE (points),
-# beyond chance. A doubling (the issue's design) passes both; a 5% -> 6% wobble passes neither.
+# beyond chance. A doubling (5% -> 10%, the simulations' design) passes both; a 5% -> 6% wobble passes neither.
 TRACK_CUT_OFF_RISE = 1.5
 TRACK_CUT_OFF_MIN_RISE = 0.02
 # A cut-off reply that passes is question 1's fix_reward (routing/questions.py truncated_passes): any count, per

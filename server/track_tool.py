@@ -16,22 +16,18 @@ FOLLOW_SECONDS = 10.0  # between reads of a followed run: a step of RL takes ten
 
 
 class TrackArguments(Arguments):
-    """During training: read the rollouts the trainer writes (verl, TRL, prime-rl, NeMo-RL), or its metrics log; per
-    window of steps the band, reward, cut-offs, reply length and grader checks; the step each alarm fired; keep
-    going, stop, switch method, or fix the grader."""
+    """During training: read a run's rollouts; keep going, stop, switch, or fix the grader."""
 
-    tool, title = "track", "Track a training run (during training)"
+    tool, title = "track", "Track a training run"
     pictured = True
-    run: str = arg(description="Run folder or its dump folder", cli=Cli(
+    run: str = arg(description="Run or dump folder", cli=Cli(
         positional=True, metavar="RUN", help="the trainer's output folder or its rollout folder (verl "
                                              "trainer.rollout_data_dir, TRL output_dir, prime-rl output_dir, NeMo-RL "
                                              "log_dir), a metrics log, or a folder of per-checkpoint evals"))
-    window: int | None = arg(None, "Steps a window (default 10)", ge=1, cli=Cli(
+    window: int | None = arg(None, "Steps a window", ge=1, cli=Cli(
         metavar="K", help="dumped steps a window holds (default: 10)"))
-    group_size: int | None = arg(None, "TRL/NeMo-RL num_generations", ge=1, cli=Cli(
+    group_size: int | None = arg(None, "Rollouts a prompt", ge=1, cli=Cli(
         metavar="K", help="rollouts per prompt, for TRL and NeMo-RL dumps (default: read off the prompts)"))
-    filtered: bool | None = arg(None, "Dump after a group filter (DAPO)", cli=Cli(yes_no=True, help=(
-        "true: the dump was written after a group filter (DAPO), so the band is not read (default: detected)")))
     pass_threshold: float = threshold_arg()
     picture: bool = picture_arg()
 
@@ -41,7 +37,7 @@ class TrackArguments(Arguments):
 
         run = confine(self.run, "run", roots) if roots is not None else self.run
         return routing.track(run, window=self.window, pass_threshold=self.pass_threshold,
-                             group_size=self.group_size, filtered=self.filtered)
+                             group_size=self.group_size)
 
 
 def follow_flags(c: argparse.ArgumentParser) -> None:
@@ -87,7 +83,7 @@ def follow(a: TrackArguments, every: float = FOLLOW_SECONDS, out: TextIO = sys.s
             alarms, verdict = {x.name for x in t.alarms}, t.verdict
             part = next((w for w in t.windows if w.partial), None)
             said = (f"{part.steps} of {t.window_steps} steps of the next window read (to step {part.last_step})"
-                    if part else f"read to step {t.last_step}")
+                    if part else f"read to step {t.run.last_step}")
             print(f"\r{time.strftime('%H:%M:%S')} {said}; {t.verdict}; Ctrl-C stops ", end="", file=err, flush=True)
             sleep(every)
     except KeyboardInterrupt:

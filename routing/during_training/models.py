@@ -78,23 +78,29 @@ class EvalPoint(BaseModel):
     diff_ci95: Interval | None = None
 
 
-class Track(Verdict):
-    """During training: the run's windows, the alarms and when they fired, and whether to keep going."""
+class RunRead(BaseModel):
+    """What was read, and what it cannot say."""
 
-    verdict: TrackVerdict
     trainer: str | None
-    read: Literal["rollouts", "metrics", "evals"]
-    run: str
+    source: Literal["rollouts", "metrics", "evals"]
+    path: str
     steps_read: int
     first_step: int | None
     last_step: int | None
     window_steps: int = Field(description="Steps a window holds.")
-    windows: list[Window] = Field(description="The newest windows (capped; windows_omitted says how many before).")
-    windows_omitted: int = 0
-    alarms: list[Alarm] = Field(default_factory=list)
-    trends: list[Trend] = Field(default_factory=list)
+    windows_omitted: int = Field(0, description="Older windows left out of `windows`.")
     held_back: list[int] = Field(default_factory=list, description="Steps still being written: read next call.")
-    cannot_judge: list[str] = Field(default_factory=list, description="What these files cannot say, and why.")
-    evals: list[EvalPoint] = Field(default_factory=list, description="The held-out curve, per checkpoint.")
-    alternatives: list[NextStep] = Field(default_factory=list)
     new_windows: int = Field(0, description="Windows completed since the last call on this run (for --follow).")
+    cannot_judge: list[str] = Field(default_factory=list, description="What these files cannot say, and why.")
+    trends: list[Trend] = Field(default_factory=list)
+    evals: list[EvalPoint] = Field(default_factory=list, description="The held-out curve, per checkpoint.")
+
+
+class Track(Verdict):
+    """During training: the run's windows, the alarms and when they fired, and whether to keep going."""
+
+    verdict: TrackVerdict
+    alarms: list[Alarm] = Field(default_factory=list)
+    windows: list[Window] = Field(description="The newest windows (capped; run.windows_omitted says how many before).")
+    run: RunRead
+    alternatives: list[NextStep] = Field(default_factory=list)

@@ -42,7 +42,8 @@ def track_picture(t: Track) -> TrackPicture:
                          cut_off=w.cut_off_share) for w in t.windows]
     unit = next((w.length_unit for w in t.windows if w.length_unit), None)
     alarms = "; ".join(f"{a.name.replace('_', ' ')} at step {a.first_step}" for a in t.alarms) or "no alarm"
-    return TrackPicture(title=f"track: {t.verdict.replace('_', ' ')} ({t.trainer or 'run'}, steps {t.first_step}-"
-                              f"{t.last_step}, windows of {t.window_steps})",
+    r = t.run
+    return TrackPicture(title=f"track: {t.verdict.replace('_', ' ')} ({r.trainer or 'run'}, steps {r.first_step}-"
+                              f"{r.last_step}, windows of {r.window_steps})",
                         caption=f"{alarms}. {t.summary}", points=points,
                         marks=[Mark(name=a.name, step=a.first_step) for a in t.alarms], length_unit=unit)

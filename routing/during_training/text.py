@@ -54,28 +54,29 @@ def track_text(t: Track) -> str:
     lines += step_lines("next", t.next_step)
     for alt in t.alternatives:
         lines += step_lines("or", alt)
-    span = f"steps {t.first_step}-{t.last_step}" if t.first_step is not None else "no steps"
-    lines.append(f"read: {t.trainer or 'unknown'} {t.read}, {t.steps_read} steps ({span}), windows of "
-                 f"{t.window_steps}" + (f"; held back (being written): {', '.join(map(str, t.held_back))}"
-                                        if t.held_back else ""))
+    r = t.run
+    span = f"steps {r.first_step}-{r.last_step}" if r.first_step is not None else "no steps"
+    lines.append(f"read: {r.trainer or 'unknown'} {r.source}, {r.steps_read} steps ({span}), windows of "
+                 f"{r.window_steps}" + (f"; held back (being written): {', '.join(map(str, r.held_back))}"
+                                        if r.held_back else ""))
     for a in t.alarms:
         now = "" if a.holds_now else " (not in the newest window)"
         where = ", ".join(f"{r.get('file', '')}:{r.get('line', r.get('row'))}" for r in a.rows[:3])
         lines.append(f"alarm {a.name} at step {a.first_step}{now}: {a.evidence}" + (f" [rows: {where}]" if where
                                                                                       else ""))
-    for tr in t.trends:
+    for tr in r.trends:
         if tr.ci95:
             lines.append(f"trend {tr.what}: {tr.per_100_steps:+.4g} per 100 steps [{tr.ci95[0]:+.4g}, "
                          f"{tr.ci95[1]:+.4g}]")
-    for c in t.cannot_judge:
+    for c in r.cannot_judge:
         lines.append(f"cannot judge: {c}")
-    for e in t.evals:
+    for e in r.evals:
         diff = (f", {e.diff_from_first:+.3f} from the first [{e.diff_ci95[0]:+.3f}, {e.diff_ci95[1]:+.3f}]"
                 if e.diff_ci95 else "")
         lines.append(f"held-out step {e.step}: pass@1 {_num(e.pass_at_1)} over {e.tasks} tasks{diff}")
     if t.windows:
-        if t.windows_omitted:
-            lines.append(f"windows ({t.windows_omitted} earlier not shown):")
+        if r.windows_omitted:
+            lines.append(f"windows ({r.windows_omitted} earlier not shown):")
         lines.append(HEADER)
         lines += [window_line(w) for w in t.windows]
     return "\n".join(lines)

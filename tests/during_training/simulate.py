@@ -8,7 +8,7 @@ import numpy as np
 
 from pick_a_method.routing.during_training.rollouts import StepRows
 from pick_a_method.routing.during_training.summary import summarise
-from pick_a_method.routing.during_training.track import judge_steps
+from pick_a_method.routing.during_training.tracker import judge_steps
 
 GROUPS, K, STEPS, WINDOW = 32, 8, 200, 10
 A, B = 1.0, 1.0  # pass rates uniform: about 78% of groups of 8 split

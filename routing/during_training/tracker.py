@@ -14,7 +14,7 @@ from .alarms import count_alarms, window_alarms
 from .evals import eval_curve
 from .layout import Layout, StepFile, layout
 from .metrics import cannot_judge, read_metrics
-from .models import Track, Window
+from .models import RunRead, Track, Window
 from .rollouts import READERS, NotThisFormat
 from .summary import StepSummary, summarise
 from .verdict import decide, plateau_gain, trends
@@ -49,14 +49,15 @@ def track(run: str | os.PathLike[str], *, window: int | None = None, pass_thresh
         answer = _from_metrics(lay, metrics_whose, metrics, size, warnings)
     else:
         answer = _from_evals(lay, pass_threshold, warnings)
-    answer.new_windows = max(0, len(answer.windows) + answer.windows_omitted - entry["windows"])
-    entry["windows"] = len(answer.windows) + answer.windows_omitted
+    read = answer.run
+    read.new_windows = max(0, len(answer.windows) + read.windows_omitted - entry["windows"])
+    entry["windows"] = len(answer.windows) + read.windows_omitted
     if len(answer.windows) > windows_shown:
-        answer.windows_omitted += len(answer.windows) - windows_shown
+        read.windows_omitted += len(answer.windows) - windows_shown
         answer.windows = answer.windows[len(answer.windows) - windows_shown:]
-    if lay.checkpoints and answer.read != "evals":
-        answer.evals = eval_curve(lay.checkpoints, pass_threshold, warnings)
-    answer.held_back = [f.step for f in lay.held_back]
+    if lay.checkpoints and read.source != "evals":
+        read.evals = eval_curve(lay.checkpoints, pass_threshold, warnings)
+    read.held_back = [f.step for f in lay.held_back]
     return answer
 
 
@@ -111,7 +112,7 @@ def _filtered(steps: list[StepSummary], said: bool | None, warnings: list[str]) 
     if said is None and seems:
         warnings.append(f"no all-pass or all-fail group in {groups} groups: these rollouts were dumped after a group "
                         f"filter (the DAPO recipe's dynamic sampling), so the band cannot be measured from them; the "
-                        f"band alarms are off (pass filtered=false if the run has no filter)")
+                        f"band alarms are off (routing.track(..., filtered=False) reads them if the run has no filter)")
     return seems if said is None else said
 
 
@@ -148,10 +149,10 @@ def judge_steps(steps: list[StepSummary], *, window: int = D.TRACK_WINDOW, filte
         missing.append("entropy and KL: no metrics log beside the rollouts (TRL trainer_state.json, prime-rl "
                        "metrics.jsonl, verl's file logger)")
     return Track(verdict=verdict, summary=summary, next_step=step, alternatives=alts, warnings=warnings,
-                 trainer=trainer, read="rollouts", run=run, steps_read=len(steps),
-                 first_step=steps[0].step, last_step=steps[-1].step, window_steps=size, windows=windows,
-                 alarms=sorted(alarms.values(), key=lambda a: a.first_step), trends=list(trend.values()),
-                 cannot_judge=missing)
+                 windows=windows, alarms=sorted(alarms.values(), key=lambda a: a.first_step),
+                 run=RunRead(trainer=trainer, source="rollouts", path=run, steps_read=len(steps),
+                             first_step=steps[0].step, last_step=steps[-1].step, window_steps=size,
+                             trends=list(trend.values()), cannot_judge=missing))
 
 
 def _from_metrics(lay: Layout, whose: str | None, metrics: dict[int, dict[str, float]], size: int,
@@ -175,10 +176,11 @@ def _from_metrics(lay: Layout, whose: str | None, metrics: dict[int, dict[str, f
     verdict, summary, step, alts = decide(alarms, len(whole), trend, None, str(lay.run), None)
     steps = sorted(metrics)
     return Track(verdict=verdict, summary=summary + " (From the logged metrics alone.)", next_step=step,
-                 alternatives=alts, warnings=warnings, trainer=whose, read="metrics", run=str(lay.run),
-                 steps_read=len(steps), first_step=steps[0], last_step=steps[-1], window_steps=size, windows=windows,
-                 alarms=list(alarms.values()), trends=list(trend.values()), cannot_judge=cannot_judge(names)
-                 + ["plateau: the log's per-step means, not the groups, give the reward's interval"])
+                 alternatives=alts, warnings=warnings, windows=windows, alarms=list(alarms.values()),
+                 run=RunRead(trainer=whose, source="metrics", path=str(lay.run), steps_read=len(steps),
+                             first_step=steps[0], last_step=steps[-1], window_steps=size, trends=list(trend.values()),
+                             cannot_judge=cannot_judge(names)
+                             + ["plateau: the log's per-step means, not the groups, give the reward's interval"]))
 
 
 def _metric_trends(windows: list[Window]) -> list[Any]:
@@ -211,7 +213,8 @@ def _from_evals(lay: Layout, threshold: float, warnings: list[str]) -> Track:
     return Track(verdict="too_early" if len(points) < D.TRACK_MIN_WINDOWS else "learning",
                  summary=f"The held-out curve: {said}. Per-checkpoint evals carry no band, grader or cut-off "
                          f"alarms over steps; read the rollouts for those.",
-                 next_step=step, warnings=warnings, trainer=None, read="evals", run=str(lay.run),
-                 steps_read=len(points), first_step=points[0].step if points else None,
-                 last_step=last.step if last else None, window_steps=1, windows=[], evals=points,
-                 cannot_judge=["the band, the grader and collapse: per-checkpoint evals, not training rollouts"])
+                 next_step=step, warnings=warnings, windows=[],
+                 run=RunRead(trainer=None, source="evals", path=str(lay.run), steps_read=len(points),
+                             first_step=points[0].step if points else None, last_step=last.step if last else None,
+                             window_steps=1, evals=points, cannot_judge=[
+                                 "the band, the grader and collapse: per-checkpoint evals, not training rollouts"]))
