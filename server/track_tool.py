@@ -82,7 +82,7 @@ def follow(a: TrackArguments, every: float = FOLLOW_SECONDS, out: TextIO = sys.s
                     print(f"{t.verdict}: {t.summary}", file=out, flush=True)
             alarms, verdict = {x.name for x in t.alarms}, t.verdict
             part = next((w for w in t.windows if w.partial), None)
-            said = (f"{part.steps} of {t.window_steps} steps of the next window read (to step {part.last_step})"
+            said = (f"{part.steps} of {t.run.window_steps} steps of the next window read (to step {part.last_step})"
                     if part else f"read to step {t.run.last_step}")
             print(f"\r{time.strftime('%H:%M:%S')} {said}; {t.verdict}; Ctrl-C stops ", end="", file=err, flush=True)
             sleep(every)
