@@ -67,8 +67,12 @@ def draw_track(verdict: Any, fmt: str = "png") -> bytes:
     return out.getvalue()
 
 
-def track_png(verdict: Any) -> bytes:
-    return draw_track(verdict, "png")
+def track_png(verdict: Any) -> str:
+    """The picture as base64 PNG, what an MCP image block carries."""
+    import base64
+
+    require_matplotlib()
+    return base64.b64encode(draw_track(verdict, "png")).decode("ascii")
 
 
 def track_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
