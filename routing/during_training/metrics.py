@@ -35,16 +35,22 @@ NAMES: dict[str, tuple[str, ...]] = {
 EVAL_PREFIXES = ("eval", "val", "val-core", "val-aux")  # held-out scalars: not the training rollouts
 
 
-def _pick(row: dict[str, Any]) -> dict[str, float]:
+def _ours(key: str) -> str | None:
+    """Our name for a trainer's key, or None (held-out scalars are not the training rollouts')."""
+    if key.split("/", 1)[0] in EVAL_PREFIXES:
+        return None
+    return next((ours for ours, theirs in NAMES.items() if any(key == t or key.endswith("/" + t) for t in theirs)),
+                None)
+
+
+def _pick(row: dict[str, Any], names: dict[str, str | None]) -> dict[str, float]:
+    """The row's scalars under our names (`names` remembers each key's: a log repeats its keys every line)."""
     out: dict[str, float] = {}
-    for ours, theirs in NAMES.items():
-        for key, value in row.items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                continue
-            if key.split("/", 1)[0] in EVAL_PREFIXES:
-                continue
-            if any(key == t or key.endswith("/" + t) for t in theirs):
-                out.setdefault(ours, float(value))
+    for key, value in row.items():
+        ours = names[key] if key in names else names.setdefault(key, _ours(key))
+        if ours is None or ours in out or type(value) not in (int, float) or not math.isfinite(value):
+            continue
+        out[ours] = float(value)
     return out
 
 
@@ -56,10 +62,11 @@ def read_metrics(path: Path) -> tuple[str, dict[int, dict[str, float]]]:
         except orjson.JSONDecodeError:  # TRL rewrites it at each save: caught mid-write
             return "trl", {}
         rows = [r for r in state.get("log_history", []) if isinstance(r, dict) and isinstance(r.get("step"), int)]
-        return "trl", {r["step"]: m for r in rows if (m := _pick(r))}
+        names: dict[str, str | None] = {}
+        return "trl", {r["step"]: m for r in rows if (m := _pick(r, names))}
     lines, _ = complete_lines(path.read_bytes())
     out: dict[int, dict[str, float]] = {}
-    whose = "prime-rl"
+    whose, names = "prime-rl", {}
     for line in lines:
         try:
             row = orjson.loads(line)
@@ -69,7 +76,7 @@ def read_metrics(path: Path) -> tuple[str, dict[int, dict[str, float]]]:
             continue
         if isinstance(row.get("data"), dict):
             whose, row = "verl", {"step": row["step"], **row["data"]}
-        if m := _pick(row):
+        if m := _pick(row, names):
             out.setdefault(row["step"], {}).update(m)
     return whose, out
 
