@@ -102,8 +102,8 @@ def decide(alarms: dict[str, Alarm], judged: int, trend: dict[str, Trend], gain:
         what = ", ".join(f"{x.name.replace('_', ' ')} (step {x.first_step})" for x in grader)
         fix = ("make a blank or cut-off reply fail" if a.name != "graded_both_ways"
                else "grade at temperature 0 or with fixed seeds")
-        return ("fix_reward", f"Fix the grader: {what}. {a.evidence}. Stop the run, {fix}, and restart from a "
-                              f"checkpoint before step {a.first_step}.",
+        return ("fix_reward", f"Fix the grader: {what}. {a.evidence}. Stop the run, {fix}, and restart it (from a "
+                              f"checkpoint before step {a.first_step}, if there is one).",
                 route_latest or keep, [keep] if route_latest else [])
     link = alarms.get("length_follows_grade")
     if link and rising(trend.get("length_mean")) and rising(trend.get("reward")):

@@ -28,6 +28,7 @@ COMMANDS = {
     "preview-update": ["preview-update", str(EXAMPLES / "traces.jsonl")],
     "trl-config": ["trl-config", "grpo", "--model", MODEL],
     "verl-config": ["verl-config", "grpo", "--model", MODEL],
+    "track": ["track", str(EXAMPLES.parent / "tests" / "fixtures" / "trainer_runs" / "verl" / "rollouts")],
     "--print-skill": ["--print-skill"],
 }
 if has_after():  # once the core has it
