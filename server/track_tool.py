@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
-from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
+from .declare import Arguments, Cli, arg
 from .rows_tools import picture_arg, threshold_arg
 
 FOLLOW_SECONDS = 10.0  # between reads of a followed run: a step of RL takes tens of seconds to minutes

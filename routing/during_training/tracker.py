@@ -161,7 +161,6 @@ def _from_metrics(lay: Layout, whose: str | None, metrics: dict[int, dict[str, f
     whole = [w for w in windows if not w.partial]
     names = {n for m in metrics.values() for n in m}
     alarms = {}
-    from .alarms import level_z
     from .models import Alarm
     for i, w in enumerate(whole):
         high = w.split_ci95[1] if w.split_ci95 else w.split_share
