@@ -34,6 +34,7 @@ _EXPORTS = {
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     "after": "after_training.judge", **dict.fromkeys(("freeze", "read_frozen", "Frozen"), "after_training.frozen"),
+    "track": "during_training", "Track": "during_training",
     **dict.fromkeys(("After", "Arm", "ControlComparison", "CutOffs", "Difference", "Flips", "FrozenCheck", "Guard",
                      "Sizing"), "after_training.verdicts"),
     **dict.fromkeys(("Band", "HoldoutSize", "NextStep", "OnPolicy", "PassAt", "RolloutsPerTask", "Route",
@@ -45,7 +46,7 @@ __all__ = [
     "pass_at", "band", "on_policy", "teacher_clears", "holdout_size", "route", "model_params_b", "Verdict",
     "NextStep", "TruncatedPasses", "RolloutsPerTask", "PassAt", "Band", "OnPolicy", "TeacherClears", "HoldoutSize",
     "TraceStep", "Route", "after", "freeze", "read_frozen", "After", "Frozen", "Arm", "ControlComparison", "CutOffs",
-    "Difference", "Flips", "FrozenCheck", "Guard", "Sizing",
+    "Difference", "Flips", "FrozenCheck", "Guard", "Sizing", "track", "Track",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .after_training.verdicts import After, Arm, ControlComparison, CutOffs, Difference, Flips, FrozenCheck, Guard, Sizing
     from .before_training.compare import on_policy, teacher_clears
     from .after_training.frozen import Frozen, freeze, read_frozen
+    from .during_training import Track, track
     from pick_a_method.common.errors import InputError
     from .forecasting.holdout import holdout_size
     from .before_training.questions import band, pass_at, rollouts_per_task, truncated_passes

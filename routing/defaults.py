@@ -217,3 +217,57 @@ FREEZE_VERSION = 1
 # a separate eval suite's rows instead (its tasks are never trained on), or register a larger effect. n_tasks
 # overrides the cap (said in a warning).
 FREEZE_MAX_SHARE = 0.5
+
+# -- During training: `track` (routing/during_training/) -----------------------------------------------------------
+# A window is this many dumped steps (files, or logged rows where only metrics were kept): fixed, so the windows of a
+# run being written never move as it grows (--follow prints each as it lands). Ten of verl's per-step dumps at 64
+# prompts x 8 hold 640 groups: a split share read to +-4 points (Wilson, n = 640).
+TRACK_WINDOW = 10
+# Under this many whole windows there is no trend to read: the verdict is too_early.
+TRACK_MIN_WINDOWS = 3
+# A change is read against the windows before it (pooled), never against a fixed first window: a run that learned
+# for a while and then changed is judged against what came just before. At least this many windows before it.
+TRACK_REFERENCE_WINDOWS = 2
+# The false-alarm budget per alarm over a whole run: each window's one-sided test runs at this level divided by the
+# run's windows (Bonferroni), so a run with no change sounds no alarm of a kind with chance <= 1% (five kinds:
+# <= 5% for any). tests/during_training/test_calibration.py measures it by simulation.
+TRACK_ALARM_ALPHA = 0.01
+# The band emptied: the window's split share (groups with signal) under this, and read so (its 95% upper limit under
+# it too). A fifth of the groups: DAPO's dynamic sampling (arXiv:2503.14476) then samples five batches for one; a
+# band-pass filter at 0.2-0.8 was asked of verl (verl #2791). The route's MIN_SPLIT_TASKS (32 split groups) is
+# said beside it, as a count per step.
+TRACK_MIN_SPLIT_SHARE = 0.2
+# Collapse: the mean share of distinct replies per group fell by this much of the windows before (0.9 -> 0.6), and
+# the fall is beyond chance. Text sampled at temperature 1 repeats itself within a group rarely (each reply is a
+# long string), so a third of a group's replies turning into copies is the policy's entropy gone, not noise.
+TRACK_COLLAPSE_DROP = 0.3
+# The cut-off share rose: by at least this factor of the windows before and by TRACK_CUT_OFF_MIN_RISE (points),
+# beyond chance. A doubling (5% -> 10%, the simulations' design) passes both; a 5% -> 6% wobble passes neither.
+TRACK_CUT_OFF_RISE = 1.5
+TRACK_CUT_OFF_MIN_RISE = 0.02
+# A cut-off reply that passes is question 1's fix_reward (routing/questions.py truncated_passes): any count, per
+# window, where the trainer records why a reply ended (prime-rl's stop_condition / finish_reason).
+# Blank replies that pass: question 0's rule (any count), per window.
+# The same reply graded both ways within a group: question 0's GRADER_FLIP_SHARE of repeated replies, over at least
+# this many repeated replies in the window (fewer: said, not judged).
+TRACK_MIN_REPEATED = 20
+# The grade follows length within groups: question 0's pooled within-group Spearman (LENGTH_MIN_RHO, over
+# LENGTH_MIN_GROUPS groups) at the run's per-window level (TRACK_ALARM_ALPHA over the windows), and it must have
+# come on (the windows before read under LENGTH_MIN_RHO): a link present from the first step is question 0's
+# warning, said, not an alarm with a step.
+# length_hacking also wants length and reward rising together: the slope of each over the windows since the link
+# came on, above 0 at the 95% level.
+# Plateau: the last TRACK_PLATEAU_WINDOWS windows against the ones before them; plateau when the 95% upper limit of
+# the gain is under TRACK_PLATEAU_GAIN: whatever rise the noise may hide is smaller than the effect a held-out eval
+# is sized to prove (PROVE_EFFECT), so more of the same steps will not show one.
+TRACK_PLATEAU_WINDOWS = 3
+TRACK_PLATEAU_GAIN = PROVE_EFFECT
+# The last step file is held back while it may still be written: it ends without a newline, or it changed within
+# this many seconds (verl writes on a background thread since PR #6324; prime-rl appends line by line).
+TRACK_SETTLE_SECONDS = 2.0
+# Reply lengths are counted in a histogram per step (log-spaced bins, each 5% wider than the one before), so a
+# window's p90 is read to 5% from the steps' summaries alone.
+TRACK_LENGTH_BIN_RATIO = 1.05
+TRACK_LENGTH_BINS = 400
+# Examples (rows) shown per alarm.
+TRACK_EXAMPLES = 5

@@ -74,7 +74,7 @@ RESULTS: dict[str, Callable[[], Any]] = {
     "holdout_size": lambda: routing.HoldoutSize, "route": lambda: routing.Route,
     "prime_rl_config": lambda: PrimeRLConfig, "trl_config": lambda: TrainerConfig,
     "verl_config": lambda: TrainerConfig, "preview_update": lambda: UpdatePreview,
-    "after": lambda: routing.After,
+    "after": lambda: routing.After, "track": lambda: routing.Track,
 }
 
 
@@ -184,8 +184,20 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         path = str(await run(confine, a.path, "path", await allowed(ctx, options))) if a.path is not None else None
         return await run(a.call, path=path, max_bytes=options.max_bytes)
 
+    async def answer_track(ctx: Context, a: Any) -> Any:
+        """track: the run folder read inside the allowed roots; the picture drawn when asked."""
+        verdict = await run(a.call, roots=await allowed(ctx, options))
+        if not a.picture:
+            return verdict
+        from .track_plot import track_png  # matplotlib on first use
+
+        png = await run(track_png, verdict)
+        return CallToolResult(content=[ImageContent(type="image", data=png, mime_type="image/png")],
+                              structured_content=verdict.model_dump(mode="json"))
+
     for arguments in served():
-        answer = answer_rows if arguments.row_sets else answer_writer if arguments.writes else answer_preview
+        answer = (answer_track if arguments.tool == "track" else answer_rows if arguments.row_sets
+                  else answer_writer if arguments.writes else answer_preview)
         mcp.serve(arguments, RESULTS[arguments.tool](), answer)
 
     @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=skill_description(),

@@ -7,6 +7,7 @@ listing's size budget (tests/server/test_agent_fit.py) counts it.
 from __future__ import annotations
 
 from .declare import Arguments
+from .track_tool import TrackArguments
 from .rows_tools import (AfterArguments, BandArguments, HoldoutSizeArguments, PassAtArguments, RouteArguments,
                          TeacherClearsArguments, TruncatedPassesArguments)
 from .writer_tools import (PreviewUpdateArguments, PrimeRlConfigArguments, TrlConfigArguments,
@@ -14,7 +15,7 @@ from .writer_tools import (PreviewUpdateArguments, PrimeRlConfigArguments, TrlCo
 
 DECLARED: tuple[type[Arguments], ...] = (
     RouteArguments, TruncatedPassesArguments, BandArguments, PassAtArguments, TeacherClearsArguments,
-    HoldoutSizeArguments, AfterArguments, PreviewUpdateArguments, PrimeRlConfigArguments, TrlConfigArguments,
+    HoldoutSizeArguments, AfterArguments, TrackArguments, PreviewUpdateArguments, PrimeRlConfigArguments, TrlConfigArguments,
     VerlConfigArguments)
 
 

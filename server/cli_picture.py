@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-PICTURED = ("route", "band", "pass-at", "teacher-clears", "after")
+PICTURED = ("route", "band", "pass-at", "teacher-clears", "after", "track")
 
 
 def plot_flags(c: argparse.ArgumentParser) -> None:
@@ -36,6 +36,10 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
 
     from .sketch import sketch, wants_colour
 
+    if args.command == "track":  # drawn from the verdict's own windows
+        from .track_plot import track_lines
+
+        return track_lines(args, verdict)
     read = getattr(args, "rows_read", {})
     student = args.command == "teacher-clears"
     extra = {"effect": args.effect} if "effect" in vars(args) and args.command != "after" else {}

@@ -8,8 +8,8 @@ tool included.
   lose pydantic's noise (`title`, `default: null`, `additionalProperties: true`), and write `anyOf [X, null]`
   as `type: [X, "null"]`. Every object stays closed, so the strict conversion succeeds on each tool.
 - Output schemas are an outline: the top-level keys, each with its type where it has one (an object is `object`, a
-  list `array`; a key that may be null takes any value), their enums, and the keys every verdict has as
-  `required`. No type arrays: a client that maps schemas onto one `type` a node (Gemini's) reads every one. The SDK validates each result against the tool's pydantic model, not against
+  list `array`; a key that may be null takes any value) and their enums; no `required` (every verdict has
+  EVERY_VERDICT's keys). No type arrays: a client that maps schemas onto one `type` a node (Gemini's) reads every one. The SDK validates each result against the tool's pydantic model, not against
   this schema, and `structuredContent` still carries everything; a client checking a result against the
   outline checks the keys and their types. What the keys mean (`next_step`'s `tool`, `arguments`, `needs`,
   `command`) is the skill's and the server instructions' to say: models read those, not output schemas.
@@ -31,15 +31,12 @@ def input_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def output_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's output schema as an outline: top-level keys with short types (see the module's docstring). Of the
-    keys, `required` names the ones every verdict has; a tool's own keys are listed, not required."""
+    """A tool's output schema as an outline: top-level keys with short types (see the module's docstring). No
+    `required`: every verdict has EVERY_VERDICT's keys (tests/server/test_agent_fit.py checks each outline lists
+    them), and the list cost 45 characters a tool of the listing's budget once `track` made twelve tools."""
     defs = schema.get("$defs", {})
-    out: dict[str, Any] = {"type": "object", "properties": {
+    return {"type": "object", "properties": {
         name: _outline(sub, defs) for name, sub in schema.get("properties", {}).items()}}
-    required = [k for k in schema.get("required", []) if k in EVERY_VERDICT]
-    if required:
-        out["required"] = required
-    return out
 
 
 def _resolve(node: Any, defs: dict[str, Any]) -> Any:

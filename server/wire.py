@@ -25,7 +25,9 @@ from .explain import explain, unknown
 from .listing import input_schema, output_schema
 from .schemas import ready_arguments
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# No idempotentHint on a read-only tool: the MCP spec (ToolAnnotations, 2025-06-18) reads it "only when readOnlyHint
+# == false" (22 characters a tool off the listing's budget, tests/server/test_agent_fit.py).
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                               open_world_hint=False)
 

@@ -28,6 +28,7 @@ COMMANDS = {
     "preview-update": ["preview-update", str(EXAMPLES / "traces.jsonl")],
     "trl-config": ["trl-config", "grpo", "--model", MODEL],
     "verl-config": ["verl-config", "grpo", "--model", MODEL],
+    "track": ["track", str(EXAMPLES.parent / "tests" / "fixtures" / "trainer_runs" / "verl" / "rollouts")],
     "--print-skill": ["--print-skill"],
     "summary-sql": ["summary-sql", "--engine", "duckdb"],  # past one machine (server/summary_cli.py)
     "summarize": ["summarize", "--help"],  # runs DuckDB on Parquet rows: tests/routing/test_summary.py

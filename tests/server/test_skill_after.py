@@ -17,12 +17,12 @@ def step_7() -> str:
 
 def test_every_call_in_step_7_is_one_the_tool_takes():
     calls = re.findall(r"`((\w+)\([^`]*\))`", step_7())
-    assert [tool for _, tool in calls] == ["route", "holdout_size", "after"]
+    assert [tool for _, tool in calls] == ["route", "holdout_size", "track", "after"]
     for text, tool in calls:
         call = ast.parse(text, mode="eval").body
         arguments = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
         by_tool(tool).model_validate(arguments)  # a misspelt or undeclared argument raises
-    route, _, after = (ast.parse(t, mode="eval").body for t, _ in calls)
+    route, _, _, after = (ast.parse(t, mode="eval").body for t, _ in calls)
     frozen = {k.arg: ast.literal_eval(k.value) for k in after.keywords}["frozen_path"]
     assert {k.arg: ast.literal_eval(k.value) for k in route.keywords}["freeze"] == frozen
 
