@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+
+class Tool(StrEnum):
+    """The tools, by name: what a next step calls and what the server serves (each tool's class in server/ is
+    declared with its name from here), so the core names a tool without writing the server's words."""
+
+    ROUTE = "route"
+    TRUNCATED_PASSES = "truncated_passes"
+    BAND = "band"
+    PASS_AT = "pass_at"
+    TEACHER_CLEARS = "teacher_clears"
+    HOLDOUT_SIZE = "holdout_size"
+    AFTER = "after"
+    TRACK = "track"
+    PREVIEW_UPDATE = "preview_update"
+    PRIME_RL_CONFIG = "prime_rl_config"
+    TRL_CONFIG = "trl_config"
+    VERL_CONFIG = "verl_config"
 
 
 class NextStep(BaseModel):

@@ -23,9 +23,6 @@ from pydantic import Field, ValidationError
 
 from pick_a_method import routing
 from pick_a_method.common.paths import confine
-from pick_a_method.trainers.config_result import TrainerConfig
-from pick_a_method.methods.preview import UpdatePreview
-from pick_a_method.trainers.prime_rl import PrimeRLConfig
 
 from . import extras
 from .arguments import served
@@ -66,17 +63,6 @@ What the tools' shared arguments mean (they are not described again on each tool
   file. teacher_tokenizer / student_tokenizer: folders or hub ids to compare; tokenizers_match: say it instead.
 The full guide is the resource skill://pick-a-method/SKILL.md.
 """
-
-# What each tool answers: its outputSchema's model.
-RESULTS: dict[str, Callable[[], Any]] = {
-    "truncated_passes": lambda: routing.TruncatedPasses, "pass_at": lambda: routing.PassAt,
-    "band": lambda: routing.Band, "teacher_clears": lambda: routing.TeacherClears,
-    "holdout_size": lambda: routing.HoldoutSize, "route": lambda: routing.Route,
-    "prime_rl_config": lambda: PrimeRLConfig, "trl_config": lambda: TrainerConfig,
-    "verl_config": lambda: TrainerConfig, "preview_update": lambda: UpdatePreview,
-    "after": lambda: routing.After, "track": lambda: routing.Track,
-}
-
 
 def _version() -> str:
     try:
@@ -147,12 +133,12 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         rows = {name: await load(ctx, a, name, required) for name, required in a.row_sets.items()}
         extra: dict[str, Any] = {}
         notes: list[str] = []
-        if a.tool == "teacher_clears" and a.tokenizers_match is None:
+        if a.compares_tokenizers and a.tokenizers_match is None:
             check = await tokenizer_check(ctx, a.teacher_tokenizer, a.student_tokenizer)
             if check is not None:
                 extra["tokenizers_match"] = {"same": True, "different": False}.get(check.verdict)
                 notes.append(f"tokenizers: {check.summary}")
-        if a.tool == "after":  # the frozen manifest is read from the allowed folders too
+        if a.reads_more:  # what its core reads itself (after's manifest) comes from the allowed folders too
             extra["roots"] = await allowed(ctx, options)
         if a.writes and getattr(a, "freeze", None) is not None:  # route's manifest: written inside the write roots
             extra["allowed_roots"] = list(await allowed(ctx, options, write=True))
@@ -184,8 +170,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
         path = str(await run(confine, a.path, "path", await allowed(ctx, options))) if a.path is not None else None
         return await run(a.call, path=path, max_bytes=options.max_bytes)
 
-    async def answer_track(ctx: Context, a: Any) -> Any:
-        """track: the run folder read inside the allowed roots; the picture drawn when asked."""
+    async def answer_run(ctx: Context, a: Any) -> Any:
+        """A tool whose core reads its input itself (track's run folder), inside the allowed roots; the picture
+        drawn when asked."""
         verdict = await run(a.call, roots=await allowed(ctx, options))
         if not a.picture:
             return verdict
@@ -196,9 +183,9 @@ def create_server(options: ServerOptions | None = None) -> PickServer:
                               structured_content=verdict.model_dump(mode="json"))
 
     for arguments in served():
-        answer = (answer_track if arguments.tool == "track" else answer_rows if arguments.row_sets
+        answer = (answer_run if arguments.reads_itself else answer_rows if arguments.row_sets
                   else answer_writer if arguments.writes else answer_preview)
-        mcp.serve(arguments, RESULTS[arguments.tool](), answer)
+        mcp.serve(arguments, arguments.result(), answer)
 
     @mcp.resource(SKILL_URI, name=NAME, title="pick-a-method skill", description=skill_description(),
                   mime_type="text/markdown")

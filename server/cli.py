@@ -71,8 +71,9 @@ def _run_command(args: argparse.Namespace) -> Any:
         cli = cli_of(model, f"{name}_path")
         argument = name if cli.positional else flag_name(f"{name}_path", cli)  # the word the user typed
         one = path[0] if isinstance(path, list) and len(path) == 1 else path
-        rows[name] = remember(args, argument, routing.read_rows(one, fields=fields, argument=argument))
-    if model.tool == "track":  # reads its run folder itself
+        rows[name] = remember(args, name, routing.read_rows(one, fields=fields, argument=argument))
+    vars(args)["arguments"] = a  # the picture's own arguments (cli_picture.picture_lines)
+    if model.reads_itself:  # its core reads its input (track's run folder) from the arguments
         return a.call()
     if model.row_sets:  # a rows tool that writes (route's freeze) writes where --allow-write says
         return a.call(**rows, **({"allowed_roots": write_roots(args)} if model.writes else {}))
@@ -80,12 +81,6 @@ def _run_command(args: argparse.Namespace) -> Any:
         return a.call(allowed_roots=write_roots(args))
     extras.require("torch", args.command)
     return a.call()
-
-
-def track_words(verdict: Any) -> str:
-    from pick_a_method.routing.during_training.text import track_text
-
-    return track_text(verdict)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,15 +92,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command in SUMMARY_COMMANDS:
         return run_summary(args)
-    if args.command == "track" and args.follow:  # reads until Ctrl-C (server/track_tool.py)
-        from .track_tool import follow, TrackArguments
+    if getattr(args, "follow", False):  # reads until Ctrl-C (track: server/track_tool.py)
+        from .arguments import by_tool
 
+        model = by_tool(args.command)
         try:
-            a = TrackArguments.model_validate(arguments(TrackArguments, args))
+            a = model.model_validate(arguments(model, args))
         except ValueError as e:
             print(f"pick-a-method: {_message(e, args.command)}", file=sys.stderr)
             return 2
-        return follow(a, every=args.every)
+        return a.follow(every=args.every)
     if args.command:
         try:
             verdict = _run_command(args)
@@ -116,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         from .render import render
 
         try:  # a subcommand's answer, for a person: this path never serves MCP, so stdout is free
-            print(verdict.model_dump_json(indent=2) if args.json else track_words(verdict) if args.command == "track"
+            words = None if args.json else args.arguments.words(verdict)
+            print(verdict.model_dump_json(indent=2) if args.json else words if words is not None
                   else cli_words(render(verdict, command_line), args.command))
             for line, stream in ((below, sys.stdout), (wrote, sys.stderr if args.json else sys.stdout)):
                 if line:

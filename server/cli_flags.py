@@ -78,10 +78,7 @@ def command(sub: Any, model: Any) -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the whole verdict as JSON instead of text")
     if model.pictured:
         plot_flags(c)
-    if model.tool == "track":
-        from .track_tool import follow_flags
-
-        follow_flags(c)
+    model.cli_flags(c)
     if model.writes:
         c.add_argument("--allow-write", action="append", default=argparse.SUPPRESS, metavar="DIR",
                        help="refuse a file written (--out, --freeze) outside these folders (repeatable; default: "

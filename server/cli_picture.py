@@ -1,14 +1,12 @@
-"""The picture on the command line: the text sketch under the verdict of route, band, pass-at, teacher-clears and
-after, and `--plot FILE.png|.svg`, both drawn from the rows the command read (never read twice)."""
+"""The picture on the command line: the text sketch under the verdict of every tool that draws one (`pictured`), and
+`--plot FILE.png|.svg`, both drawn from the rows the command read (never read twice), as the MCP tool draws it
+(each tool's `picture_of`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Any
-
-PICTURED = ("route", "band", "pass-at", "teacher-clears", "after", "track")
-
 
 def plot_flags(c: argparse.ArgumentParser) -> None:
     c.add_argument("--plot", metavar="FILE", help="also draw the picture into FILE.png or FILE.svg (needs the [plot] "
@@ -26,30 +24,23 @@ def picture_lines(args: argparse.Namespace, verdict: Any) -> tuple[str, str]:
     """(the sketch to print under the verdict, or "" with --json; the line that says where --plot wrote the
     picture, or ""). --plot is written here, before anything is printed: a refused file (it exists, the extra is
     missing) fails the command with nothing half-shown. Colour only for a terminal (sketch.wants_colour)."""
-    if args.command not in PICTURED or (args.json and not args.plot):  # --json alone: the verdict, nothing drawn
+    a = getattr(args, "arguments", None)
+    if a is None or not a.pictured or (args.json and not args.plot):  # --json alone: the verdict, nothing drawn
         return "", ""
     if args.plot:
         from .plot import require_matplotlib
 
         require_matplotlib("--plot")  # before the picture is built: the error, not the work, when it is missing
+    own = a.cli_picture(args, verdict)
+    if own is not None:
+        return own
     from pick_a_method.routing.pictures.route import picture
 
     from .sketch import sketch, wants_colour
 
-    if args.command == "track":  # drawn from the verdict's own windows
-        from .track_plot import track_lines
-
-        return track_lines(args, verdict)
-    read = getattr(args, "rows_read", {})
-    student = args.command == "teacher-clears"
-    extra = {"effect": args.effect} if "effect" in vars(args) and args.command != "after" else {}
     try:
-        if args.command == "after":  # the base's rows and the checkpoint's: the verdict holds the rest
-            p = picture(read["before_rows"], verdict, after_rows=read["after_rows"], pass_threshold=args.pass_threshold)
-        else:
-            p = picture(read["student_rows" if student else "rows"], verdict, model=getattr(args, "model", None),
-                        teacher_rows=read.get("teacher_rows" if student else "--teacher-rows"),
-                        pass_threshold=args.pass_threshold, **extra)
+        subject, kwargs = a.picture_of(getattr(args, "rows_read", {}))  # the rows read, by row set: as over MCP
+        p = picture(subject, verdict, **kwargs)
         below = "" if args.json else "\n" + sketch(p, wants_colour(sys.stdout))  # a blank line apart from the verdict
     except Exception as e:  # noqa: BLE001 -- the sketch is an aid: without --plot, a fault in it never costs the verdict
         if args.plot:

@@ -9,6 +9,7 @@ lazily (`defer_build`): `--help` reads their fields, never validates.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
@@ -74,6 +75,34 @@ class Arguments(BaseModel):
     row_sets: ClassVar[dict[str, bool]] = {}  # the row sets it reads (name -> required): <name> inline or <name>_path
     pictured: ClassVar[bool] = False  # it draws a picture: picture=true over MCP, the sketch and --plot on the CLI
     writes: ClassVar[bool] = False  # it may write a file (out): not read-only, and --allow-write on the CLI
+    compares_tokenizers: ClassVar[bool] = False  # teacher_tokenizer / student_tokenizer compared before its call
+    reads_more: ClassVar[bool] = False  # its core reads files of its own (a manifest, a run): it gets the read roots
+    reads_itself: ClassVar[bool] = False  # no row sets: its core reads its input (a run folder) from its arguments
+
+    answers: ClassVar[str]  # "module:Model", the model it answers with (its MCP outputSchema)
+
+    @classmethod
+    def result(cls) -> Any:
+        """The model the tool answers with, imported on use (never at start-up)."""
+        module, _, name = cls.answers.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    @classmethod
+    def cli_flags(cls, parser: Any) -> None:
+        """Flags of the command line's own beyond the declared arguments (track's --follow)."""
+
+    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """(the rows the picture is of, the picture's other arguments), from the row sets read by name."""
+        raise NotImplementedError(type(self).__name__)
+
+    def cli_picture(self, args: Any, verdict: Any) -> tuple[str, str] | None:
+        """The command line's (sketch, --plot line) where the tool draws its own; None: the verdict's picture of the
+        rows read (server/cli_picture.py)."""
+        return None
+
+    def words(self, verdict: Any) -> str | None:
+        """The verdict as a person reads it on the command line; None: the generic rendering (server/render.py)."""
+        return None
 
     @classmethod
     def command(cls) -> str:

@@ -6,6 +6,8 @@ from these models. Every default is the router's own (routing/defaults.py).
 
 from __future__ import annotations
 
+from pick_a_method.common.next_step import Tool
+
 from typing import Any
 
 from pick_a_method.routing import defaults as D
@@ -61,7 +63,8 @@ ROWS = Cli(positional=True, many=True, metavar="ROWS", help=ROWS_HELP)
 class TruncatedPassesArguments(Arguments):
     """Question 1: rows cut off at the token cap that still passed (any: fix the reward first)."""
 
-    tool, title = "truncated_passes", "Can a cut-off reply pass? (question 1)"
+    tool, title = Tool.TRUNCATED_PASSES, "Can a cut-off reply pass? (question 1)"
+    answers = "pick_a_method.routing:TruncatedPasses"
     row_sets = {"rows": True}
     rows: RowsText = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
@@ -77,7 +80,8 @@ class TruncatedPassesArguments(Arguments):
 class PassAtArguments(Arguments):
     """pass@1 with a 95% interval over tasks, pass@k, pass^k, per-task rates (paged)."""
 
-    tool, title = "pass_at", "pass@1 with an interval, pass@k, pass^k"
+    tool, title = Tool.PASS_AT, "pass@1 with an interval, pass@k, pass^k"
+    answers = "pick_a_method.routing:PassAt"
     row_sets, pictured = {"rows": True}, True
     rows: RowsText = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
@@ -102,7 +106,8 @@ class PassAtArguments(Arguments):
 class BandArguments(Arguments):
     """Question 3: floor, saturated or mixed; the share of tasks that split, now and at larger k."""
 
-    tool, title = "band", "Floor, saturated or mixed? (question 3)"
+    tool, title = Tool.BAND, "Floor, saturated or mixed? (question 3)"
+    answers = "pick_a_method.routing:Band"
     row_sets, pictured = {"rows": True}, True
     rows: RowsText = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
@@ -122,8 +127,10 @@ class BandArguments(Arguments):
 class TeacherClearsArguments(Arguments):
     """Question 5: does the teacher beat the student by `effect`, both scored on the same tasks?"""
 
-    tool, title = "teacher_clears", "Does the teacher clear the student? (question 5)"
+    tool, title = Tool.TEACHER_CLEARS, "Does the teacher clear the student? (question 5)"
+    answers = "pick_a_method.routing:TeacherClears"
     row_sets, pictured = {"teacher_rows": True, "student_rows": True}, True
+    compares_tokenizers = True
     teacher_rows: RowsText = rows_text_arg()
     teacher_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="TEACHER_ROWS", help=f"the teacher's {ROWS_HELP}"))
@@ -146,13 +153,15 @@ class TeacherClearsArguments(Arguments):
                                       tokenizers_match=known)
 
     def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        return rows["student_rows"], {"teacher_rows": rows["teacher_rows"], "pass_threshold": self.pass_threshold}
+        return rows["student_rows"], {"teacher_rows": rows["teacher_rows"], "pass_threshold": self.pass_threshold,
+                                      "effect": self.effect}
 
 
 class HoldoutSizeArguments(Arguments):
     """Held-out tasks that detect `effect` at `power` (binomial, a known sd, or before/after rows)."""
 
-    tool, title = "holdout_size", "Held-out tasks needed to prove an effect"
+    tool, title = Tool.HOLDOUT_SIZE, "Held-out tasks needed to prove an effect"
+    answers = "pick_a_method.routing:HoldoutSize"
     row_sets = {"before_rows": False, "after_rows": False}
     effect: float = effect_arg()
     base: float | None = arg(None, f"Default {D.HOLDOUT_BASE:g}, or before rows'", ge=0, le=1,
@@ -195,7 +204,8 @@ def throughput_words(text: str) -> dict[str, Any]:
 class RouteArguments(Arguments):
     """Start here: the skill's questions in order; the route, each answer's evidence, and next_step."""
 
-    tool, title = "route", "Route graded rows to a training method"
+    tool, title = Tool.ROUTE, "Route graded rows to a training method"
+    answers = "pick_a_method.routing:Route"
     row_sets, pictured = {"rows": True, "teacher_rows": False}, True
     writes = True  # freeze writes the held-out manifest
     rows: RowObjects = rows_text_arg()
@@ -245,9 +255,11 @@ class RouteArguments(Arguments):
 class AfterArguments(Arguments):
     """After training: a gain on the frozen held-out tasks, beyond noise and the controls?"""
 
-    tool, title = "after", "Did training help? (after the GPU)"
+    tool, title = Tool.AFTER, "Did training help? (after the GPU)"
+    answers = "pick_a_method.routing:After"
     row_sets = {"before_rows": True, "after_rows": True, "random_selection_rows": False, "random_reward_rows": False}
     pictured = True
+    reads_more = True  # the frozen manifest and the guards' files, from the allowed folders too
     before_rows: RowsText = rows_text_arg()
     before_rows_path: Paths = rows_path_arg(Cli(
         positional=True, metavar="BEFORE", help=f"the rows before training: {ROWS_HELP}"))

@@ -4,6 +4,8 @@ steps are read: routing/during_training/cache.py), until Ctrl-C."""
 
 from __future__ import annotations
 
+from pick_a_method.common.next_step import Tool
+
 import argparse
 import sys
 import time
@@ -18,8 +20,9 @@ FOLLOW_SECONDS = 10.0  # between reads of a followed run: a step of RL takes ten
 class TrackArguments(Arguments):
     """During training: read a run's rollouts; keep going, stop, switch, or fix the grader."""
 
-    tool, title = "track", "Track a training run"
-    pictured = True
+    tool, title = Tool.TRACK, "Track a training run"
+    answers = "pick_a_method.routing:Track"
+    pictured, reads_more, reads_itself = True, True, True
     run: str = arg(description="Run or dump folder", cli=Cli(
         positional=True, metavar="RUN", help="the trainer's output folder or its rollout folder (verl "
                                              "trainer.rollout_data_dir, TRL output_dir, prime-rl output_dir, NeMo-RL "
@@ -38,6 +41,23 @@ class TrackArguments(Arguments):
         run = confine(self.run, "run", roots) if roots is not None else self.run
         return routing.track(run, window=self.window, pass_threshold=self.pass_threshold,
                              group_size=self.group_size)
+
+    @classmethod
+    def cli_flags(cls, parser: Any) -> None:
+        follow_flags(parser)
+
+    def follow(self, every: float = FOLLOW_SECONDS) -> int:
+        return follow(self, every=every)
+
+    def cli_picture(self, args: Any, verdict: Any) -> tuple[str, str]:
+        from .track_plot import track_lines  # drawn from the verdict's own windows
+
+        return track_lines(args, verdict)
+
+    def words(self, verdict: Any) -> str:
+        from pick_a_method.routing.during_training.text import track_text
+
+        return track_text(verdict)
 
 
 def follow_flags(c: argparse.ArgumentParser) -> None:

@@ -7,6 +7,8 @@ writer's own default.
 
 from __future__ import annotations
 
+from pick_a_method.common.next_step import Tool
+
 from typing import Any
 
 from pick_a_method.common.methods import PRIME_RL, TRL, VERL, run_by
@@ -66,7 +68,8 @@ class WriterArguments(Arguments):
 class PrimeRlConfigArguments(WriterArguments):
     """Write prime-rl's `rl` TOML: the text, knobs honored or ignored, needs, the launch command."""
 
-    tool, title = "prime_rl_config", "Write the prime-rl config"
+    tool, title = Tool.PRIME_RL_CONFIG, "Write the prime-rl config"
+    answers = "pick_a_method.trainers.prime_rl:PrimeRLConfig"
     taskset: str = arg(..., "prime-rl taskset id", cli=Cli(
         positional=True, help="prime-rl taskset id (env.taskset.id)"))
     method: str = arg(..., methods_of(PRIME_RL), cli=Cli(positional=True, help=(
@@ -128,7 +131,8 @@ class PrimeRlConfigArguments(WriterArguments):
 class TrlConfigArguments(WriterArguments):
     """Write the YAML `trl <command> --config` reads: knobs honored or ignored, needs, the command."""
 
-    tool, title = "trl_config", "Write the TRL config"
+    tool, title = Tool.TRL_CONFIG, "Write the TRL config"
+    answers = "pick_a_method.trainers.config_result:TrainerConfig"
     method: str = arg(..., methods_of(TRL), cli=Cli(positional=True, help=methods_of(TRL)))
     dataset: str | None = arg(None, "dataset_name", cli=Cli(
         help="the dataset (dataset_name; default: a placeholder to fill in)"))
@@ -153,7 +157,8 @@ class TrlConfigArguments(WriterArguments):
 class VerlConfigArguments(WriterArguments):
     """Write verl's main_ppo Hydra overrides and YAML: knobs honored or ignored, needs, the command."""
 
-    tool, title = "verl_config", "Write the verl config"
+    tool, title = Tool.VERL_CONFIG, "Write the verl config"
+    answers = "pick_a_method.trainers.config_result:TrainerConfig"
     method: str = arg(..., methods_of(VERL), cli=Cli(positional=True, help=methods_of(VERL)))
     train_files: list[str] | None = arg(None, "Parquet files", cli=Cli(
         metavar="FILE", help="verl RL parquet files (repeatable)"))
@@ -181,7 +186,8 @@ class VerlConfigArguments(WriterArguments):
 class PreviewUpdateArguments(Arguments):
     """What a method's update rule keeps from logged rollouts, and why ([torch] extra)."""
 
-    tool, title = "preview_update", "Preview a method's update on logged rollouts"
+    tool, title = Tool.PREVIEW_UPDATE, "Preview a method's update on logged rollouts"
+    answers = "pick_a_method.methods.preview:UpdatePreview"
     method: str = arg("FlashReinforce", "Any update rule (SAO, BPCO, GRPO, ...)", cli=Cli(
         help="any method with an update rule: FlashReinforce, SAO, BPCO, GRPO, MaxRL, RAE, OPD, Async, ..."))
     knobs: Pairs = arg(None, cli=Cli(flag="--knob", pairs=True, help=(

@@ -63,7 +63,7 @@ def test_a_job_reaches_another_only_through_its_public_names():
 def test_after_imports_nothing_of_the_route_and_the_route_reaches_after_only_through_its_freeze():
     from pick_a_method.routing import after_training
 
-    freeze_names = {name for name, module in after_training._EXPORTS.items() if module == "frozen"}
+    freeze_names = {name for name, module in after_training._EXPORTS.items() if module in ("frozen", "pool")}
     found = []
     for path in (ROUTING / "after_training").rglob("*.py"):
         found += [f"{path.name}:{line}" for line, module, names in _imports(path)
@@ -127,3 +127,19 @@ def test_a_method_touches_its_entry_its_rule_and_its_plans_only():
         text = plan.read_text()
         assert not re.search(r"^\s*M\.\w+: [f(]?\"", text, re.M), plan
         assert "REINFORCE_ADA" not in text, plan  # what no trainer runs is refused from its table entry alone
+
+
+def test_the_core_names_tools_by_their_declaration_and_the_server_keys_nothing_by_a_tool_name():
+    """routing/ writes no tool's name as a string (common.next_step.Tool names them), and the server keeps no
+    table keyed by tool name and no branch on one: each tool's class carries its result, picture and hooks."""
+    literal = re.compile(r"""(tool=|NextStep\()["'][a-z_]+["']""")
+    found = [f"{p.relative_to(REPO)}:{i}" for p in ROUTING.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]
+    assert found == [], found
+    from pick_a_method.common.next_step import Tool
+
+    names = "|".join(t.value for t in Tool)
+    branch = re.compile(rf"""(\.tool|command) [!=]= ["']({names.replace("_", "[_-]")})["']|^[A-Z_]+\s*[:=].*\{{\s*["']({names})["']\s*:""")
+    found = [f"{p.relative_to(REPO)}:{i}" for p in (REPO / "server").glob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1) if branch.search(line)]
+    assert found == [], found

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pick_a_method.common.next_step import Tool
+
 import numpy as np
 from pydantic import Field, ValidationError
 
@@ -144,7 +146,7 @@ def check_freeze(out: str | os.PathLike[str], allowed_roots: Sequence[Any] | Non
 
 def after_step(path: str, n_tasks: int, k: int) -> NextStep:
     """The `after` call to make once the checkpoint is trained (the route names it after a freeze)."""
-    return NextStep(tool="after", arguments={"frozen_path": path},
+    return NextStep(tool=Tool.AFTER, arguments={"frozen_path": path},
                     needs=["before_rows_path", "after_rows_path", "random_selection_rows_path (if trained)",
                            "random_reward_rows_path (if trained)"],
                     why=(f"After training, score the base, the checkpoint and any control arms on these {n_tasks} "

@@ -11,7 +11,7 @@ from .verdicts import After, ControlComparison, Difference, Sizing
 from ..shared import rows_arguments
 from ..rows import GradedRows
 from ..verdicts import NextStep
-from pick_a_method.common.next_step import placeholder
+from pick_a_method.common.next_step import Tool, placeholder
 
 WORDS = {"random_selection": "random-selection", "random_reward": "random-reward"}
 GUARD = "<name>=<before_rows>,<after_rows>"  # a guard to fill in: a suite's name and its two rows files
@@ -164,7 +164,7 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
     if v.verdict == "not_comparable":
         args, needs = _again(v, arms, mapping)
         where = f"the {v.frozen.n_tasks} frozen tasks" if v.frozen is not None else "one set of held-out tasks"
-        return NextStep(tool="after", arguments=args, needs=needs,
+        return NextStep(tool=Tool.AFTER, arguments=args, needs=needs,
                         why=f"Score every arm on {where} at one token cap (max_tokens), then ask again: "
                             f"{v.not_comparable[0]}.")
     assert p is not None
@@ -195,14 +195,14 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
                             f"changing the reward or the method.")
     if v.verdict == "contamination":
         args, needs = _again(v, arms, mapping, frozen=False)
-        return NextStep(tool="after", arguments=args, needs=[f"{n} (on a clean held-out set)" for n in needs],
+        return NextStep(tool=Tool.AFTER, arguments=args, needs=[f"{n} (on a clean held-out set)" for n in needs],
                         why="A reward that carries no information gained on this set, so the set measures what the "
                             "base already knew (Wu et al. 2025, arXiv:2507.10532): score every arm again on a clean "
                             "held-out set (tasks written after the base's data cut-off, or decontaminated) and ask "
                             "again.")
     if v.verdict == "selection_problem":
         args, needs = _again(v, arms, mapping, keep=("before", *CONTROLS))
-        return NextStep(tool="after", arguments=args,
+        return NextStep(tool=Tool.AFTER, arguments=args,
                         needs=_new_after(needs, "a checkpoint trained on all the training tasks, or with the "
                                                 "reward fixed"),
                         why=f"The selected data did no better than a random selection of the same size "
@@ -211,14 +211,14 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
                             f"against the same base and random selection.")
     if v.verdict == "proven" and v.guards:  # the guards held: a second seed is what is left to check
         args, needs = _again(v, arms, mapping, keep=("before", *CONTROLS))
-        return NextStep(tool="after", arguments=args,
+        return NextStep(tool=Tool.AFTER, arguments=args,
                         needs=_new_after(needs, "a second training seed's checkpoint on the same held-out tasks"),
                         why=f"No guard regressed ({', '.join(g.name for g in v.guards)}): ask again with a second "
                             f"training seed's checkpoint as after_rows_path: one seed's gain can flip sign at another.")
     if v.verdict == "proven":
         args, needs = _again(v, arms, mapping, keep=("before", "after", *CONTROLS))
         args["guards"] = [GUARD]
-        return NextStep(tool="after", arguments=args,
+        return NextStep(tool=Tool.AFTER, arguments=args,
                         needs=needs + ["guards (a general or safety suite scored before and after training: "
                                        "name=before_rows,after_rows)"],
                         why="Check that nothing else regressed (the guards, a general or safety suite), then ask "
@@ -227,7 +227,7 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
     if v.verdict == "no_gain":
         model = next((a.model for a in v.arms if a.name == "before" and a.model), None)
         args = {"rows_path": placeholder("rows_path"), **({"model": model} if model else {})}
-        return NextStep(tool="route", arguments=args,
+        return NextStep(tool=Tool.ROUTE, arguments=args,
                         needs=["rows_path (the base model's graded rows on the training tasks)"] + (
                             [] if model else ["model"]),
                         why=f"The run did not deliver the registered gain ({ci(p)} lies below {v.effect:g}): route "
@@ -237,7 +237,7 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
     more_k = s.k_needed is not None and s.k_needed > s.k
     if more_k:  # the cheaper fix: more rollouts on the tasks in hand
         args, needs = _again(v, arms, mapping)
-        return NextStep(tool="after", arguments=args, needs=[f"{n} (re-scored at k={s.k_needed})" for n in needs],
+        return NextStep(tool=Tool.AFTER, arguments=args, needs=[f"{n} (re-scored at k={s.k_needed})" for n in needs],
                         why=f"{detects(v, s)}: score every arm again on them at k={s.k_needed} rollouts a task (or "
                             f"on {s.n_tasks} held-out tasks at k={s.k}) and ask again.")
     args, needs = _again(v, arms, mapping, frozen=False)
@@ -250,5 +250,5 @@ def next_step(v: After, arms: dict[str, GradedRows], mapping: Mapping[str, str] 
                   "the binomial model at the base's pass rate (no spread was measured)")
         why = (f"{detects(v, s)}; {s.n_tasks} held-out tasks at k={s.k} detect {v.effect:g} from {spread} "
                f"(holdout_size's formula): score every arm on that many (none of them trained on) and ask again.")
-    return NextStep(tool="after", arguments=args,
+    return NextStep(tool=Tool.AFTER, arguments=args,
                     needs=[f"{n} (scored on {s.n_tasks} held-out tasks at k={s.k})" for n in needs], why=why)

@@ -9,7 +9,7 @@ import numpy as np
 from pick_a_method.common import methods as M
 from pick_a_method.common.errors import InputError
 from pick_a_method.common.identity import relation
-from pick_a_method.common.next_step import placeholder
+from pick_a_method.common.next_step import Tool, placeholder
 from pick_a_method.common.trainers import TRAINERS
 
 from .. import defaults as D
@@ -58,7 +58,7 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
         return OnPolicy(verdict="unknown", kind="no_model_given",
                         summary="No model named, so whether these rows are on-policy is unknown.",
                         warnings=["pass `model` (the model you will train) to answer question 4"],
-                        next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],
+                        next_step=NextStep(tool=Tool.ROUTE, arguments=args, needs=needs + ["model"],
                                            why="Name the model you will train."), **common)
     warnings = [n for n in rows.notes if "sampler" in n]
     if not named.any():
@@ -81,7 +81,7 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
         summary = (f"The rows mix {model}'s own rollouts with those of {shown}: route on {model}'s rows; the others "
                    f"are candidate OPD teachers, scored against it on shared tasks.")
         return OnPolicy(verdict="yes" if not stale else "no", kind=kind, summary=summary, warnings=warnings,
-                        next_step=NextStep(tool="route", arguments={**args, "model": model}, needs=needs,
+                        next_step=NextStep(tool=Tool.ROUTE, arguments={**args, "model": model}, needs=needs,
                                            why=f"route reads {model}'s rows and scores the others as teachers."),
                         **common)
     if others:
@@ -90,7 +90,7 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
                         summary=(f"Rows were sampled by {shown}, not {model}: GRPO on them is off-policy with no "
                                  f"correction. Train SFT on them, or use that model as an OPD teacher. (If {others[0]} "
                                  f"is {model} served under another name, pass model={others[0]!r}.)"),
-                        next_step=NextStep(tool="teacher_clears", arguments={"teacher_" + k: v for k, v in args.items()},
+                        next_step=NextStep(tool=Tool.TEACHER_CLEARS, arguments={"teacher_" + k: v for k, v in args.items()},
                                            needs=["student_rows (your model's rows on the same tasks)"],
                                            why="Check whether that model beats yours before distilling from it."),
                         **common)
@@ -108,7 +108,7 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
                         next_step=NextStep(tool=None, why="Record the sampling model on every row."), **common)
     return OnPolicy(verdict="yes", kind="same_model", warnings=warnings,
                     summary=f"Every row was sampled by {model}: on-policy.",
-                    next_step=NextStep(tool="route", arguments={**args, "model": model}, needs=needs,
+                    next_step=NextStep(tool=Tool.ROUTE, arguments={**args, "model": model}, needs=needs,
                                        why="Finish the route."), **common)
 
 
@@ -170,7 +170,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
         return TeacherClears(verdict="undecided", clears=None, gap=gap, apart=None, summary=why, next_step=step,
                              warnings=warnings, decided_by=decided_by, **common)
 
-    score_more = NextStep(tool="holdout_size", arguments={"effect": effect},
+    score_more = NextStep(tool=Tool.HOLDOUT_SIZE, arguments={"effect": effect},
                           why="Size the held-out set that can show this gap, score both models on it, ask again.")
     if t.pass_at_1 is None or s.pass_at_1 is None:
         side = "teacher" if t.pass_at_1 is None else "student"
@@ -183,7 +183,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     if tb is not None and sb is not None and tb > sb:
         return undecided(f"Undecided: the teacher was scored with max_tokens {tb:g}, the student with {sb:g}. Inside "
                          f"an OPD run the teacher is cut at the student's budget: score it at {sb:g} and ask again.",
-                         NextStep(tool="teacher_clears", arguments=again,
+                         NextStep(tool=Tool.TEACHER_CLEARS, arguments=again,
                                   needs=[f"teacher rows re-scored at max_tokens {int(sb)}"],
                                   why="Re-score the teacher at the student's max_tokens, then ask again."))
     if int(table_of(t_rows, pass_threshold).truncated_passes.sum()):
@@ -225,7 +225,7 @@ def teacher_clears(teacher_rows: RowsLike, student_rows: RowsLike, effect: float
     back, needs = rows_arguments(s_rows)
     return TeacherClears(verdict="does_not_clear", clears=False, gap=gap, apart=apart, warnings=warnings,
                          summary=f"The teacher does not clear: {text}. {how} It has nothing to give by OPD.",
-                         next_step=NextStep(tool="route", arguments={**back, **({"model": student} if student else {})},
+                         next_step=NextStep(tool=Tool.ROUTE, arguments={**back, **({"model": student} if student else {})},
                                             needs=needs + ([] if student else ["model"]),
                                             why="Route the student's rows without this teacher."), **common)
 

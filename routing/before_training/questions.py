@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pick_a_method.common.next_step import Tool
+
 from .. import defaults as D
 from pick_a_method.common.errors import InputError
 from ..readers import as_rows
@@ -73,7 +75,7 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
     summary = ("No row states truncation, so whether a cut-off reply can pass is unknown." if stated == 0 else
                f"No cut-off reply passed ({n_trunc} of {stated} rows were cut off).")
     return TruncatedPasses(verdict=verdict, summary=summary, warnings=warnings,
-                           next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],
+                           next_step=NextStep(tool=Tool.ROUTE, arguments=args, needs=needs + ["model"],
                                               why="Go on to the other questions."), **common)
 
 
@@ -115,7 +117,7 @@ def rollouts_per_task(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOL
         warnings.append(f"groups are uneven ({k} to {k_max} graded rollouts); k is the smallest")
     return RolloutsPerTask(verdict=verdict, summary=summary, k=k, k_max=k_max, k_median=float(np.median(g.n)),
                            n_tasks=g.n_tasks, n_groups=len(g.n), n_single=n_single, sizes=shown, warnings=warnings,
-                           next_step=NextStep(tool="band", arguments=args, needs=needs,
+                           next_step=NextStep(tool=Tool.BAND, arguments=args, needs=needs,
                                               why="Read the per-task band next."))
 
 
@@ -185,7 +187,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         pass_pow_k_ci95=pow_k_ci, n_tasks=g.n_tasks, n_groups=len(g.n), n_tasks_at_k=n_at_k, per_task=per_task,
         per_task_omitted=len(g.names) - len(per_task), warnings=warnings,
         by_sampler=g.samplers()[: D.LIST_LIMIT] if g.several else [],
-        next_step=NextStep(tool="band", arguments=args, needs=needs, why="Read the per-task band next."), **common)
+        next_step=NextStep(tool=Tool.BAND, arguments=args, needs=needs, why="Read the per-task band next."), **common)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -277,5 +279,5 @@ def band(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD) -> Band:
                 n_single=n_single, k=k,
                 pass_at_1=float(rates.mean()), predicted_split_share=predicted, predicted_split_ci95=predicted_ci,
                 few_split=few, rollouts=advice, warnings=warnings,
-                next_step=NextStep(tool="route", arguments=args, needs=needs + ["model"],
+                next_step=NextStep(tool=Tool.ROUTE, arguments=args, needs=needs + ["model"],
                                    why="Ask the remaining questions (on-policy, teacher) through route."))

@@ -15,7 +15,7 @@ from typing import Any
 
 from pick_a_method.common import methods as M
 from pick_a_method.common.identity import model_params_b
-from pick_a_method.common.next_step import placeholder
+from pick_a_method.common.next_step import Tool, placeholder
 from pick_a_method.common.trainers import TRAINERS, by_tool, trainer_info
 
 from .. import defaults as D
@@ -45,7 +45,7 @@ def reward_scale_step(a: Asked) -> Decision | None:
         return None
     a.ask(0, "graded", "other_scale", True, {"reward_range": list(scale), "pass_threshold": a.o.pass_threshold})
     return Decision("grade_first", [], f"Undecided: {scale_advice(scale)}; then ask again.",
-                    NextStep(tool="route", arguments={**a.args, "pass_threshold": scale[1]}, needs=a.needs,
+                    NextStep(tool=Tool.ROUTE, arguments={**a.args, "pass_threshold": scale[1]}, needs=a.needs,
                              why=f"Read a pass as full marks ({scale[1]:g}); give the grader's own pass mark instead "
                                  f"if it has one."), gpu=False)
 
@@ -78,7 +78,7 @@ def graded_step(a: Asked) -> Decision | None:
                                                                           else "")
                         + "Grade the rollouts (a program grader beats a judge), then ask again; ungraded rows are not "
                           "fails.",
-                        NextStep(tool="route" if retry else None,
+                        NextStep(tool=Tool.ROUTE if retry else None,
                                  arguments={**a.args, **({"fields": rows.suggested_fields} if retry else {})},
                                  needs=a.needs, why="Grade the rollouts (or map the grade field), then call route again."),
                         gpu=False)
@@ -86,7 +86,7 @@ def graded_step(a: Asked) -> Decision | None:
         n = g.n_tasks
         return Decision("grade_first", [], f"Undecided: only {n} graded task{'s' if n != 1 else ''}; a band or an "
                         f"interval needs {D.MIN_CI_TASKS}+ tasks. Grade more tasks, then ask again.",
-                        NextStep(tool="holdout_size", arguments={"effect": a.o.effect},
+                        NextStep(tool=Tool.HOLDOUT_SIZE, arguments={"effect": a.o.effect},
                                  why="See how many tasks it takes to prove an effect."), gpu=False)
     return None
 
@@ -106,7 +106,7 @@ def rollouts_step(a: Asked) -> Decision | None:
                     f"{rp.summary} Use a single-rollout method in your trainer (FlashReinforce: batch baseline; SAO: "
                     f"critic + token band; BPCO: bounded critic) or prime-rl's rae (EMA baseline). If you can re-run "
                     f"the prompts, k >= 4 is usually the cheaper fix.",
-                    NextStep(tool="preview_update", arguments={"method": M.FLASH_REINFORCE.label},
+                    NextStep(tool=Tool.PREVIEW_UPDATE, arguments={"method": M.FLASH_REINFORCE.label},
                              needs=["trajectories or path (logged rollouts with reward and logprobs)"],
                              why="See what FlashReinforce would admit from your logged rollouts before a GPU run."),
                     alternatives=[with_gpus(a, a.config(M.RAE.name, knobs={"group_size": 1},
@@ -272,7 +272,7 @@ def sft(a: Asked, other: str | None) -> Decision:
     teacher_args = {("teacher_" + k if k in ("rows", "rows_path") else k): v for k, v in a.args.items() if k != "model"}
     return Decision(M.SFT.name, [M.SFT.label, f"{M.OPD.label} from {other}"], text,
                     a.config(M.SFT.name, why="Fine-tune on the passing rows only, as the dataset (sft-from-traces)."),
-                    alternatives=[NextStep(tool="teacher_clears", arguments=teacher_args,
+                    alternatives=[NextStep(tool=Tool.TEACHER_CLEARS, arguments=teacher_args,
                                            needs=["student_rows (your model's rows on the same tasks)"],
                                            why=f"If {other} clearly beats your model, distill from it with OPD.")])
 

@@ -7,6 +7,8 @@ import os
 from collections import Counter
 from typing import Any
 
+from pick_a_method.common.next_step import Tool
+
 from .. import defaults as D
 from pick_a_method.common.errors import InputError
 from . import cache
@@ -205,7 +207,7 @@ def _from_evals(lay: Layout, threshold: float, warnings: list[str]) -> Track:
     said = (f"{len(points)} checkpoints; the newest (step {last.step}) at pass@1 {last.pass_at_1:.3f}"
             + (f", {last.diff_from_first:+.3f} from the first on shared tasks" if last.diff_from_first is not None
                else "") if last and last.pass_at_1 is not None else "no checkpoint's evals could be read")
-    step = NextStep(tool="after", arguments={"before_rows_path": str(points[0].folder) if points else "<before>",
+    step = NextStep(tool=Tool.AFTER, arguments={"before_rows_path": str(points[0].folder) if points else "<before>",
                                              "after_rows_path": str(last.folder) if last else "<after>"},
                     command=f"pick-a-method after {points[0].folder} {last.folder}" if points else None,
                     why="Compare the first and the newest checkpoint on the held-out tasks with `after`.")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import shlex
 
+from pick_a_method.common.next_step import Tool
+
 import numpy as np
 
 from .. import defaults as D
@@ -82,16 +84,16 @@ def command(*words: str) -> str:
 def decide(alarms: dict[str, Alarm], judged: int, trend: dict[str, Trend], gain: tuple | None, run: str,
            latest: str | None) -> tuple[str, str, NextStep, list[NextStep]]:
     """(verdict, summary, next step, alternatives)."""
-    route_latest = (NextStep(tool="route", arguments={"rows_path": latest}, command=command("pick-a-method", "route",
+    route_latest = (NextStep(tool=Tool.ROUTE, arguments={"rows_path": latest}, command=command("pick-a-method", "route",
                                                                                            latest),
                              why="Route the newest step's rollouts: question 0 names the rows and the fix, and the "
                                  "band says which tasks are left to learn from.") if latest else None)
-    after = NextStep(tool="after", arguments={"before_rows_path": "<before_rows_path>",
+    after = NextStep(tool=Tool.AFTER, arguments={"before_rows_path": "<before_rows_path>",
                                               "after_rows_path": "<after_rows_path>", "frozen_path": "<frozen_path>"},
                      needs=["before_rows_path", "after_rows_path", "frozen_path"],
                      command="pick-a-method after <before_rows> <after_rows> --frozen <frozen.json>",
                      why="Evaluate the newest checkpoint on the frozen held-out tasks and compare with the base model.")
-    keep = NextStep(tool="track", arguments={"run": run}, command=command("pick-a-method", "track", run, "--follow"),
+    keep = NextStep(tool=Tool.TRACK, arguments={"run": run}, command=command("pick-a-method", "track", run, "--follow"),
                     why="Keep the run going and keep watching it: each new window is judged as it lands.")
     alts = [s for s in (route_latest,) if s]
     grader = [alarms[n] for n in GRADER_ALARMS if n in alarms]

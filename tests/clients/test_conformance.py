@@ -21,7 +21,6 @@ import pytest
 from mcp import Client
 
 from rowkit import MODEL
-from pick_a_method.server.arguments import has_after
 
 from .conftest import REPO, server_command
 
@@ -47,7 +46,7 @@ SCENARIOS: dict[tuple[str, str], set[str]] = {
 NEGATIVE_CONTROL = ("tools-call-image", "2025-11-25")
 TOOLS = {"truncated_passes", "pass_at", "band", "teacher_clears", "holdout_size", "route", "prime_rl_config",
          "trl_config", "verl_config",
-         "preview_update"} | ({"after"} if has_after() else set())  # after: once the core has it
+         "preview_update", "after", "track"}
 LOOPBACK_ONLY = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1 and ::1 as /proc/net/tcp* spell them
 
 

@@ -13,13 +13,12 @@ import subprocess
 
 from rowkit import MODEL
 from pick_a_method.server.app import SKILL_URI, skill_text
-from pick_a_method.server.arguments import has_after
 
 from .conftest import REPO, server_command
 
 TOOLS = {"truncated_passes", "pass_at", "band", "teacher_clears", "holdout_size", "route", "prime_rl_config",
          "trl_config", "verl_config",
-         "preview_update"} | ({"after"} if has_after() else set())  # after: once the core has it
+         "preview_update", "after", "track"}
 EXIT_OK, EXIT_TOOL_ERROR = 0, 5
 
 

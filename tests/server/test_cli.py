@@ -14,7 +14,6 @@ import pytest
 
 from rowkit import EXAMPLES, MODEL
 from pick_a_method.server import cli
-from pick_a_method.server.arguments import has_after
 
 STUDENT = str(EXAMPLES / "student.jsonl")
 COMMANDS = {
@@ -33,8 +32,7 @@ COMMANDS = {
     "summary-sql": ["summary-sql", "--engine", "duckdb"],  # past one machine (server/summary_cli.py)
     "summarize": ["summarize", "--help"],  # runs DuckDB on Parquet rows: tests/routing/test_summary.py
 }
-if has_after():  # once the core has it
-    COMMANDS["after"] = ["after", STUDENT, str(EXAMPLES / "teacher_strong.jsonl")]
+COMMANDS["after"] = ["after", STUDENT, str(EXAMPLES / "teacher_strong.jsonl")]
 
 
 def run(args, **kw):

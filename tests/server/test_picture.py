@@ -249,7 +249,8 @@ def kinds():
     out["after inspect"] = (before, routing.after(before, trained), {"after_rows": trained})
     base, r1 = (read(TOOLS / "verifiers" / f / "0.3.1") for f in (".", "trained"))
     out["after verifiers, a control"] = (base, routing.after(base, r1, random_selection=base), {"after_rows": r1})
-    out["after not comparable"] = (before, routing.after(before, r1), {"after_rows": r1})
+    other = read(EXAMPLES / "student.jsonl")  # other tasks, no prompts: nothing pairs them (an inspect log pairs
+    out["after not comparable"] = (before, routing.after(before, other), {"after_rows": other})  # a vf-eval's)
     out["after binned, controls and guards"] = after_binned()
     return out
 
@@ -259,9 +260,9 @@ def after_binned():
     rng = np.random.default_rng(0)
     arm = lambda p, model, n=300, k=16: rows_from_passes(rng.binomial(k, p, n).tolist(), k=k, model=model)  # noqa
     before, trained = arm(0.5, "Qwen/Qwen2.5-Math-7B"), arm(0.6, "acme/Qwen2.5-Math-7B-grpo-seed1")
-    g0, g1 = arm(0.5, "b", 100, 4), arm(0.5, "a", 100, 4)
+    g0, g1, g2 = arm(0.5, "b", 100, 4), arm(0.5, "a", 100, 4), arm(0.5, "a", 100, 4)
     v = routing.after(before, trained, random_reward=arm(0.58, "rr"), random_selection=arm(0.52, "rs"),
-                      guards={"mmlu": (g0, g1), "safety": (g0, g0)})
+                      guards={"mmlu": (g0, g1), "safety": (g0, g2)})  # the same rows twice would not compare
     return before, v, {"after_rows": trained}
 
 
@@ -339,7 +340,8 @@ def test_a_title_names_a_folder_with_its_parent(path, title):
 def test_the_after_picture_shows_the_verdicts_own_numbers():
     rows, verdict, kwargs = KINDS["after inspect"]
     p = picture(rows, verdict, **kwargs)
-    assert p.title == "acme/Qwen3-8B-r1 vs Qwen/Qwen3-8B: proven" and p.band is None and p.paired is None
+    assert p.title == "acme/Qwen3-8B-r1 vs Qwen/Qwen3-8B: proven (not yet attributed: no control arm)"
+    assert p.band is None and p.paired is None
     t = p.per_task
     assert sum(map(sum, t.counts)) == t.n_tasks == verdict.n_tasks == 10 and t.k_before == t.k_after == 4
     assert [lv.label for lv in t.before_levels] == ["0", "1/4", "2/4", "3/4", "1"]
@@ -376,7 +378,7 @@ def test_arms_not_comparable_draw_nothing_and_say_why():
     rows, verdict, kwargs = KINDS["after not comparable"]
     p = picture(rows, verdict, **kwargs)
     assert verdict.verdict == "not_comparable" and p.per_task is None and p.diffs is None
-    assert p.caption.startswith("Not comparable: the arms share 0 of the 20 tasks") and "Nothing is drawn" in p.caption
+    assert p.caption.startswith("Not comparable: the arms share 0 of the 58 tasks") and "Nothing is drawn" in p.caption
     assert sketch(p) == ""
 
 

@@ -10,11 +10,10 @@ from mcp import Client
 
 from rowkit import EXAMPLES, MODEL, rows_from_passes
 from pick_a_method.server.app import create_server
-from pick_a_method.server.arguments import has_after
 from pick_a_method.server.options import ServerOptions
 
 TOOLS = {"truncated_passes", "band", "teacher_clears", "route", "prime_rl_config", "pass_at", "holdout_size",
-         "preview_update", "trl_config", "verl_config"} | ({"after"} if has_after() else set())  # once the core has it
+         "preview_update", "trl_config", "verl_config", "after", "track"}
 MIXED = rows_from_passes([0, 1, 2, 3, 4] * 8)
 
 
