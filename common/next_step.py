@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 class Tool(StrEnum):
@@ -35,6 +35,11 @@ class NextStep(BaseModel):
                              description="Arguments the caller must fill in before calling (placeholders in `arguments`).")
     command: str | None = Field(None, description="A shell command to run, when the next step is one.")
     why: str = Field(description="Why this is the next step, in one sentence.")
+
+    @field_validator("tool", mode="before")
+    @classmethod
+    def _plain(cls, tool: object) -> object:
+        return str(tool) if isinstance(tool, Tool) else tool  # the name itself, as JSON and repr show it
 
 
 # What an argument the caller must still fill in holds, the same word in every tool and command: the argument's

@@ -31,6 +31,7 @@ _EXPORTS = {
     "on_policy": "before_training.compare", "teacher_clears": "before_training.compare",
     **dict.fromkeys(("band", "pass_at", "rollouts_per_task", "truncated_passes"), "before_training.questions"),
     "model_params_b": "pick_a_method.common.identity", "route": "before_training.router",
+    "RouteOptions": "before_training.asked",
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     "after": "after_training.judge", **dict.fromkeys(("freeze", "read_frozen", "Frozen"), "after_training.frozen"),
@@ -43,7 +44,8 @@ _EXPORTS = {
 
 __all__ = [
     "InputError", "GradedRows", "Table", "table_of", "read_rows", "as_rows", "truncated_passes", "rollouts_per_task",
-    "pass_at", "band", "on_policy", "teacher_clears", "holdout_size", "route", "model_params_b", "Verdict",
+    "pass_at", "band", "on_policy", "teacher_clears", "holdout_size", "route", "RouteOptions", "model_params_b",
+    "Verdict",
     "NextStep", "TruncatedPasses", "RolloutsPerTask", "PassAt", "Band", "OnPolicy", "TeacherClears", "HoldoutSize",
     "TraceStep", "Route", "after", "freeze", "read_frozen", "After", "Frozen", "Arm", "ControlComparison", "CutOffs",
     "Difference", "Flips", "FrozenCheck", "Guard", "Sizing", "track", "Track",
@@ -60,6 +62,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .before_training.questions import band, pass_at, rollouts_per_task, truncated_passes
     from pick_a_method.common.identity import model_params_b
     from .readers import as_rows, read_rows
+    from .before_training.asked import RouteOptions
     from .before_training.router import route
     from .rows import GradedRows
     from .table import Table, table_of

@@ -105,6 +105,12 @@ class Arguments(BaseModel):
         return None
 
     @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "tool" in vars(cls):
+            cls.tool = str(cls.tool)  # the name itself (common.next_step.Tool declares it), as every message shows it
+
+    @classmethod
     def command(cls) -> str:
         return cls.tool.replace("_", "-")
 

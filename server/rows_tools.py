@@ -241,11 +241,9 @@ class RouteArguments(Arguments):
     def call(self, rows: Any, teacher_rows: Any = None, *, allowed_roots: Any = None) -> Any:
         from pick_a_method import routing
 
-        return routing.route(rows, self.model, teacher_rows, pass_threshold=self.pass_threshold, effect=self.effect,
-                             taskset=self.taskset, teacher=self.teacher, teacher_base_url=self.teacher_base_url,
-                             tokenizers_match=self.tokenizers_match, preference_pairs=self.preference_pairs,
-                             trainer=self.trainer, gpus=self.gpus, throughput=plain(self.throughput),
-                             freeze=self.freeze, allowed_roots=allowed_roots)
+        options = self.model_dump(include=set(routing.RouteOptions.model_fields))  # the core's own options model
+        return routing.route(rows, teacher_rows=teacher_rows, allowed_roots=allowed_roots,
+                             **{**options, "throughput": plain(self.throughput)})
 
     def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return rows["rows"], {"model": self.model, "teacher_rows": rows.get("teacher_rows"),

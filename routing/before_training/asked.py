@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults as D
 from pick_a_method.common import methods as M
@@ -30,24 +31,27 @@ from ..table import Table, table_of
 from ..verdicts import NextStep, OnPolicy, Route, TraceStep
 
 
-@dataclass(frozen=True)
-class Options:
-    """The caller's arguments to route, past the rows."""
+class RouteOptions(BaseModel):
+    """What `route` takes past the rows, declared once: the library call (`route(rows, model, **options)`), the MCP
+    tool's schema and the command's flags (server/rows_tools.py RouteArguments) all come from these fields. Values
+    the route checks itself (the trainer, the GPUs, the freeze path) are refused there, with the fix named."""
 
-    model: str | None = None
-    pass_threshold: float = D.PASS_THRESHOLD
-    effect: float = D.PROVE_EFFECT
-    taskset: str | None = None
-    teacher: str | None = None
-    teacher_base_url: str | None = None
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    model: str | None = Field(None, description="Model to train, e.g. Qwen/Qwen3-8B")
+    taskset: str | None = Field(None, description="prime-rl taskset id")
+    teacher: str | None = Field(None, description="Default: teacher rows' model")
+    teacher_base_url: str | None = Field(None, description="Teacher's vLLM URL (OPD)")
     tokenizers_match: bool | None = None
-    preference_pairs: bool | None = None
-    params_b: float | None = None
-    trainer: str = "prime-rl"
-    gpus: int | None = None
-    throughput: Mapping[str, float] | None = None
-    freeze: str | os.PathLike[str] | None = None  # write the held-out manifest here (frozen.py)
-    write_roots: Sequence[Any] | None = None  # where freeze may write (None: anywhere)
+    preference_pairs: bool | None = Field(None, description="Rows hold better/worse pairs")
+    pass_threshold: float = D.PASS_THRESHOLD
+    effect: float = Field(D.PROVE_EFFECT, gt=0, lt=1)
+    params_b: float | None = None  # the model's size in billions, where its name does not say it (library only)
+    trainer: str = Field("prime-rl", description="Whose config next_step names")
+    gpus: int | None = Field(None, description="GPUs to split by throughput")
+    throughput: Any = Field(None, description="Tokens/s per GPU")  # checked by forecasting's check_gpus
+    freeze: Any = Field(None, description="Write the held-out draw here (.json) for after")  # a path; checked
+    write_roots: Any = Field(None, exclude=True)  # where freeze may write (the server's; None: anywhere)
 
 
 @dataclass
@@ -68,7 +72,7 @@ class Asked:
     rows: GradedRows  # the trained model's own rows (all rows unless the file holds other samplers too)
     others: dict[str, GradedRows]  # each other sampler's rows in the same file
     teacher_rows: GradedRows | None  # rows the caller gave as a teacher's
-    o: Options
+    o: RouteOptions
     full: Table  # the table of `rows`, ungraded groups too
     g: Table  # its graded groups
     args: dict[str, Any]  # the arguments that read these rows again
@@ -79,7 +83,7 @@ class Asked:
     found: dict[str, Any] = field(default_factory=dict)  # what one question found that a later one reads
 
     @classmethod
-    def start(cls, rows: RowsLike, teacher_rows: RowsLike | None, o: Options,
+    def start(cls, rows: RowsLike, teacher_rows: RowsLike | None, o: RouteOptions,
               fields: Mapping[str, str] | None) -> Asked:
         trainer_info(o.trainer)  # a bad trainer, GPU count or freeze path is refused before anything is read
         check_gpus(o.gpus, o.throughput)

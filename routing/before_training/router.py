@@ -8,12 +8,10 @@ write its step and put it in STEPS where the skill asks it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import defaults as D
-from .asked import Asked, Options
+from .asked import Asked, RouteOptions
 from .grader import grader_step
 from ..rows import RowsLike
 from .steps import (band_step, graded_step, grpo_step, on_policy_step, reward_scale_step, rollouts_step,
@@ -28,27 +26,21 @@ STEPS = (reward_scale_step, grader_step, truncation_step, graded_step, rollouts_
 
 
 def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | None = None, *,
-          pass_threshold: float = D.PASS_THRESHOLD, effect: float = D.PROVE_EFFECT, taskset: str | None = None,
-          teacher: str | None = None, teacher_base_url: str | None = None, tokenizers_match: bool | None = None,
-          preference_pairs: bool | None = None, params_b: float | None = None,
-          fields: Mapping[str, str] | None = None, trainer: str = "prime-rl", gpus: int | None = None,
-          throughput: Mapping[str, float] | None = None, freeze: str | os.PathLike[str] | None = None,
-          allowed_roots: Sequence[Any] | None = None) -> Route:
+          fields: Mapping[str, str] | None = None, allowed_roots: Sequence[Any] | None = None,
+          **options: Any) -> Route:
     """Route graded rows to a training method; `trace` holds each question's answer and evidence, in question order.
 
-    `fields` maps your field names (see routing.fields); `trainer` ("prime-rl", "trl" or "verl") picks the config
-    tool next_step names. When the rows hold the trained model's rollouts beside other models', the route reads the
-    trained model's own rows and scores each other model as an OPD teacher on the shared tasks. `gpus` and
-    `throughput` ({"inference_tokens_per_s_per_gpu": x, "trainer_tokens_per_s_per_gpu": y}) give a grouped route's
-    cost prime-rl's inference / trainer GPU split, which prime_rl_config's next step then carries as `gpus`.
-    `freeze` (a .json path) writes the held-out manifest before_gpu sizes (routing.freeze: a seeded draw of the trained
-    model's graded tasks) where the route goes to the GPU, never over a file and inside `allowed_roots` when given;
-    `after(..., frozen=that path)` then judges the trained checkpoint on those tasks."""
-    options = Options(model=model, pass_threshold=pass_threshold, effect=effect, taskset=taskset, teacher=teacher,
-                      teacher_base_url=teacher_base_url, tokenizers_match=tokenizers_match,
-                      preference_pairs=preference_pairs, params_b=params_b, trainer=trainer, gpus=gpus,
-                      throughput=throughput, freeze=freeze, write_roots=allowed_roots)
-    asked = Asked.start(rows, teacher_rows, options, fields)
+    `options` are the fields of routing.RouteOptions (the threshold, the effect, the teacher, the trainer, the GPUs,
+    the freeze, ...); an unknown one is refused by name. `fields` maps your field names (see routing.fields); `trainer` ("prime-rl", "trl" or
+    "verl") picks the config tool next_step names. When the rows hold the trained model's rollouts beside other
+    models', the route reads the trained model's own rows and scores each other model as an OPD teacher on the
+    shared tasks. `gpus` and `throughput` ({"inference_tokens_per_s_per_gpu": x, "trainer_tokens_per_s_per_gpu": y})
+    give a grouped route's cost prime-rl's inference / trainer GPU split, which prime_rl_config's next step then
+    carries as `gpus`. `freeze` (a .json path) writes the held-out manifest before_gpu sizes (routing.freeze: a
+    seeded draw of the trained model's graded tasks) where the route goes to the GPU, never over a file and inside
+    `allowed_roots` when given; `after(..., frozen=that path)` then judges the trained checkpoint on those tasks."""
+    o = RouteOptions(model=model, write_roots=allowed_roots, **options)
+    asked = Asked.start(rows, teacher_rows, o, fields)
     for step in STEPS:
         decision = step(asked)
         if decision is not None:

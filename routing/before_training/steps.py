@@ -207,10 +207,9 @@ def teacher_step(a: Asked) -> Decision | None:
         return None
     knobs: dict[str, Any] = {"teacher": t_name or placeholder("teacher")}
     needs = [] if t_name else ["knobs.teacher"]
-    if o.teacher_base_url:
-        knobs["base_url"] = o.teacher_base_url
-    else:
-        needs.append("knobs.base_url (the teacher's vLLM server)")
+    url = o.teacher_base_url
+    knobs |= {"base_url": url} if url else {}
+    needs += [] if url else ["knobs.base_url (the teacher's vLLM server)"]
     where = "" if chosen is tc else f" ({t_name}, from the same file)"
     return Decision(M.OPD.name, [M.OPD.label], f"{chosen.summary}{where} Distill from it on-policy (OPD); it matched GRPO in the "
                     f"skill's own run, so pick it for the teacher, not for cost.",
