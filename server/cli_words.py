@@ -269,6 +269,8 @@ def _declared() -> dict[str, tuple[Any, str]]:
 
 def _assignment(name: str, literal: str, before: str, overrides: str) -> str | None:
     """name=literal as the flags that say it, or None to leave it as written."""
+    if before.rstrip().endswith(("--knob", "--override", "--set")):  # already a flag's KEY=VALUE (a knob's group_size
+        return None                                                 # is not track's --group-size)
     cli, flag = _declared().get(name, (None, f"--{name.replace('_', '-')}"))
     value = _plain(literal)
     if name == "fields" and literal.startswith("{"):

@@ -6,6 +6,8 @@ Each returns reasons (the verdict is then not_comparable) or warnings; none read
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -15,18 +17,28 @@ from ..shared import dominant_model
 
 
 def same_rows(a: GradedRows, b: GradedRows) -> bool:
-    """The same rollouts: the same tasks, grades and replies in the same order (a folder given twice, a copy)."""
-    if len(a) != len(b) or [a.task_names[i] for i in a.task] != [b.task_names[i] for i in b.task]:
+    """The same rollouts: the same tasks, grades and replies in the same order (a folder given twice, a copy); for two
+    summaries, the same counts for the same tasks. The cheap columns are compared first."""
+    if len(a) != len(b) or (a.counts is None) != (b.counts is None):
         return False
     if not np.array_equal(a.reward, b.reward, equal_nan=True):
         return False
-    if [a.model_names[i] if i >= 0 else None for i in a.model] != [b.model_names[i] if i >= 0 else None
-                                                                   for i in b.model]:
+    if a.counts is not None and not all(np.array_equal(getattr(a.counts, f.name), getattr(b.counts, f.name),
+                                                       equal_nan=np.asarray(getattr(a.counts, f.name)).dtype.kind == "f")
+                                        for f in dataclasses.fields(a.counts)):
         return False
-    if (a.reply_len is None) != (b.reply_len is None):
+    if (a.reply_len is None) != (b.reply_len is None) or (
+            a.reply_len is not None and not (np.array_equal(a.reply_len, b.reply_len)
+                                             and np.array_equal(a.reply_hash, b.reply_hash))):
         return False
-    return a.reply_len is None or (np.array_equal(a.reply_len, b.reply_len)
-                                   and np.array_equal(a.reply_hash, b.reply_hash))
+    return _named(a.task_names, a.task) == _named(b.task_names, b.task) and (
+        _named(a.model_names, a.model) == _named(b.model_names, b.model))
+
+
+def _named(names: list[str], codes: np.ndarray) -> list[str | None]:
+    """Each row's name (None for a code of -1), so two reads that coded the same names apart compare equal."""
+    lookup = np.asarray([*names, None], dtype=object)
+    return lookup[np.where(codes >= 0, codes, len(names))].tolist()
 
 
 def identical(arms: Mapping[str, GradedRows]) -> list[str]:

@@ -45,12 +45,9 @@ def truncated_passes(rows: RowsLike, *, pass_threshold: float = D.PASS_THRESHOLD
         refs, omitted, where = [], n_hits, "in tasks " + ", ".join(tasks[:5]) + "; a summary names no row"
     stated = rows.n_truncation_stated
     args, needs = rows_arguments(rows)
-    examples, omitted = cap_list(hits.tolist())
-    tasks = list(dict.fromkeys(display_name(rows.task_names[t]) for t in rows.task[hits[: 10 * D.LIST_LIMIT]]))[
-        : D.LIST_LIMIT]
-    common = dict(count=len(hits), truncated_rows=n_trunc, share=(n_trunc / stated) if stated else None,
-                  n_rows=len(rows), n_truncation_stated=stated, pass_threshold=pass_threshold,
-                  examples=[RowRef(**r) for r in rows.refs(examples)], examples_omitted=omitted, tasks=tasks)
+    common = dict(count=n_hits, truncated_rows=n_trunc, share=(n_trunc / stated) if stated else None,
+                  n_rows=rows.n_rollouts, n_truncation_stated=stated, pass_threshold=pass_threshold,
+                  examples=[RowRef(**r) for r in refs], examples_omitted=omitted, tasks=tasks)
     if len(rows) == 0:
         return TruncatedPasses(verdict="empty", summary="No rows to check.", warnings=[],
                                next_step=NextStep(tool=None, why="Grade some rollouts first."), **common)

@@ -317,6 +317,7 @@ FIELDS: dict[str, st.SearchStrategy] = {
     "gpus": st.one_of(st.integers(0, 16), INTS, ODD), "steps": st.one_of(st.integers(-1, 1000), INTS, ODD),
     "batch": st.one_of(st.integers(-1, 1024), INTS, ODD), "lora": st.one_of(st.booleans(), ODD),
     "trajectories": TRAJECTORIES,
+    "run": PATHS, "window": st.one_of(st.integers(1, 20), INTS, ODD), "group_size": st.one_of(st.integers(1, 16), INTS, ODD),
 }
 TOOL_FIELDS = {
     "truncated_passes": ["rows", "rows_path", "pass_threshold"],
@@ -339,8 +340,9 @@ TOOL_FIELDS = {
                    "teacher_tokenizer", "student_tokenizer"],
     "verl_config": ["method", "model", "knobs", "out", "overwrite", "gpus", "steps", "batch", "lora", "overrides",
                     "teacher_tokenizer", "student_tokenizer"],
+    "track": ["run", "window", "group_size", "pass_threshold"],
 }
-REQUIRED = {"prime_rl_config": ["taskset", "method", "model"], "preview_update": ["method"],
+REQUIRED = {"prime_rl_config": ["taskset", "method", "model"], "preview_update": ["method"], "track": ["run"],
             "trl_config": ["method", "model"], "verl_config": ["method", "model"]}
 
 
@@ -439,6 +441,7 @@ FOUND: dict[str, list[dict[str, Any]]] = {
     "prime_rl_config": [{"taskset": "refunds-v1", "method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/rl.toml"}],
     "trl_config": [{"method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/trl.yaml"}],
     "verl_config": [{"method": "grpo", "model": MODEL, "out": f"{NOBODY_HOME}/verl.yaml"}],
+    "track": [{"run": f"{NOBODY_HOME}/run"}],
     "preview_update": [{"method": "FlashReinforce", "path": f"{NOBODY_HOME}/traces.jsonl"},
                        # the baseline of rewards this large overflowed to NaN (methods/rules/_common.py)
                        {"method": "FlashReinforce", "trajectories": [{"reward": 1e300, "logprobs": [-0.5, -1.2]},
@@ -487,6 +490,7 @@ BASELINE = {
     "preview_update": {"method": "FlashReinforce", "trajectories": _trajectories()},
     "trl_config": {"method": "grpo", "model": MODEL},
     "verl_config": {"method": "grpo", "model": MODEL},
+    "track": {"run": str(WORK)},  # a folder with no steps in it: a tool error that says so
 }
 
 
