@@ -10,6 +10,7 @@ One subpackage per job, each reached by the others through its public names only
                     router.py, which stops at the first that decides;
 - forecasting/      past what was sampled: the prior, the split share at another k, confidence, cost, held-out size;
 - after_training/   the freeze and `after`: did the trained checkpoint improve on the frozen held-out tasks;
+- during_training/  `track`: the trainers' own rollout files, step by step, judged a window at a time;
 - pictures/         each verdict's numbers laid out as panels.
 A new job is a new subpackage beside these, importing only the top and the others' public names.
 

@@ -14,7 +14,7 @@ def _section(readme: str) -> str:
 
 def test_every_path_the_layout_names_exists():
     text = _section((REPO / "README.md").read_text())
-    named = set(re.findall(r"`((?:common|routing|methods|server|tests)/[\w/.<>]*)`", text))
+    named = set(re.findall(r"`((?:common|routing|methods|trainers|server|tests)/[\w/.<>]*)`", text))
     folder = None
     for line in text.split("```")[1].splitlines():  # the tree: a folder's line, then its indented lines
         head, sub = re.match(r"^(\w+)/ ", line), re.match(r"^  (\w+)/ ", line)
