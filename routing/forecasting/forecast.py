@@ -15,7 +15,7 @@ from pick_a_method.common.trainers import STEPS  # the writers' default: the run
 from .. import defaults as D
 from .confidence import route_confidence
 from .cost import run_cost, throughputs
-from .prior import RatePrior, fit_prior
+from .prior import RatePrior, fit_prior, narrowed
 from .split import batch_for, best_k, group_signal, posterior_split_chance, predict_split, suggest_group_size
 from ..verdicts import RolloutAdvice, RunCostEstimate, SplitAtK
 
@@ -47,6 +47,7 @@ def rollout_advice(c: np.ndarray, n: np.ndarray, *, k_now: int, few_split: bool,
     the rows' own k (the same model on both sides, which reproduces the observed share there). A larger group
     is suggested only where too few tasks split (few_split); otherwise the batch is sized at prime-rl's
     default group (D.RL_ROLLOUTS_PER_PROMPT)."""
+    c, n = narrowed(c, n)
     prior = fit_prior(c, n)
     ks = sorted({*D.ROLLOUT_CANDIDATES, *D.PREDICT_SPLIT_AT, max(k_now, 2)})
     preds = predict_split(c, n, ks, prior=prior, tokens=tokens)
@@ -92,7 +93,7 @@ def cost_estimate(c: np.ndarray, n: np.ndarray, advice: RolloutAdvice, prior, *,
     if not advice.prompts_per_step:
         return None
     infer, train = throughputs(throughput)
-    chance = posterior_split_chance(c, n, advice.group_size, prior)
+    chance = posterior_split_chance(*narrowed(c, n), advice.group_size, prior)
     cost = run_cost(group_size=advice.group_size, prompts_per_step=advice.prompts_per_step, steps=steps,
                     signal_chance=chance, tokens=tokens, gpus=gpus, inference_tokens_per_gpu_s=infer,
                     trainer_tokens_per_gpu_s=train)

@@ -55,6 +55,20 @@ def check_counts(passes: np.ndarray, rollouts: np.ndarray) -> tuple[np.ndarray, 
     return c, n
 
 
+def narrowed(passes: np.ndarray, rollouts: np.ndarray,
+             width: int = D.FORECAST_MAX_ROLLOUTS) -> tuple[np.ndarray, np.ndarray]:
+    """The counts the forecasts read: a group of more than `width` rollouts scaled down to `width`, its pass rate
+    rounded, a pass and a fail kept where it had both (so no group turns all-pass or all-fail)."""
+    c, n = check_counts(passes, rollouts)
+    wide = n > width
+    if not wide.any():
+        return c, n
+    scaled = np.rint(c * (width / n)).astype(np.int64)
+    scaled = np.where(c > 0, np.maximum(scaled, 1), 0)
+    scaled = np.where(c < n, np.minimum(scaled, width - 1), width)
+    return np.where(wide, scaled, c), np.where(wide, width, n)
+
+
 def distinct_pairs(c: np.ndarray, n: np.ndarray, inverse: bool = False):
     """Distinct (passes, rollouts) pairs as rows, how many groups hold each (and each group's pair index)."""
     base = int(n.max()) + 1

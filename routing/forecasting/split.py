@@ -21,7 +21,7 @@ def _pair_chance(pairs: np.ndarray, k: int, a, b, zero, one) -> np.ndarray:
     mass given its counts. Neither factor falls as k grows, so neither does the chance."""
     a, b, zero, one = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (a, b, zero, one))
     pc, pn = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
-    chance = _split_chance(a[:, None] + pc, b[:, None] + pn - pc, k)
+    chance = _split_chance(a[:, None] + pc, b[:, None] + pn - pc, min(k, D.FORECAST_MAX_ROLLOUTS))
     if not (zero.any() or one.any()):
         return chance
     j = np.arange(int(pairs[:, 1].max()))
