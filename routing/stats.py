@@ -227,3 +227,19 @@ def midranks(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     ranks = np.empty(len(order))
     ranks[order] = mean[tie]
     return ranks
+
+
+def within_group_spearman(group: np.ndarray, x: np.ndarray,
+                          y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spearman's rho of x and y within each group (0..G-1), from mid-ranks: (rows per group, the mask of groups
+    where both vary, rho over those groups). Question 0's length check and track's per-step one both read it."""
+    rx, ry = midranks(group, x), midranks(group, y)
+    n = np.bincount(group).astype(np.float64)
+    centre = (n + 1) / 2.0
+    dx, dy = rx - centre[group], ry - centre[group]
+    sxy = np.bincount(group, weights=dx * dy, minlength=len(n))
+    sxx = np.bincount(group, weights=dx * dx, minlength=len(n))
+    syy = np.bincount(group, weights=dy * dy, minlength=len(n))
+    use = (sxx > 0) & (syy > 0)  # both vary (so n >= 2)
+    return n, use, sxy[use] / np.sqrt(sxx[use] * syy[use])
+

@@ -30,7 +30,7 @@ from ..shared import plural
 from ..readers import as_rows
 from ..readers.replies import TOOL_TRAJECTORY
 from ..rows import GradedRows, RowsLike, display_name
-from ..stats import tasks_needed, midranks
+from ..stats import tasks_needed, within_group_spearman
 from ..verdicts import NextStep
 
 __all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
@@ -328,18 +328,9 @@ def _length_link(rows: GradedRows, graded: np.ndarray) -> dict[str, Any] | None:
     if len(group) and (model.min() != model.max() or arm.min() != arm.max()):  # groups apart by sampler and arm
         key = (group * (len(rows.model_names) + 1) + model + 1) * (len(rows.arm_names) + 1) + arm + 1
         group = np.unique(key, return_inverse=True)[1].reshape(-1)
-    rx = midranks(group, rows.reply_len[keep].astype(np.float64))
-    ry = midranks(group, rows.reward[keep])
-    n = np.bincount(group).astype(np.float64)
-    centre = (n + 1) / 2.0
-    dx, dy = rx - centre[group], ry - centre[group]
-    sxy = np.bincount(group, weights=dx * dy, minlength=len(n))
-    sxx = np.bincount(group, weights=dx * dx, minlength=len(n))
-    syy = np.bincount(group, weights=dy * dy, minlength=len(n))
-    use = (sxx > 0) & (syy > 0)  # both vary (so n >= 2)
+    n, use, r = within_group_spearman(group, rows.reply_len[keep].astype(np.float64), rows.reward[keep])
     if not use.any():
         return None
-    r = sxy[use] / np.sqrt(sxx[use] * syy[use])
     task_of = np.zeros(len(n), dtype=np.int64)
     task_of[group] = rows.task[keep]
     first_row = np.full(len(n), -1, dtype=np.int64)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import defaults as D
-from ..stats import midranks as within_group_ranks  # question 0's ranks within groups
+from ..stats import within_group_spearman  # question 0's length check, per step
 from .rollouts import StepRows
 
 # (task, reply) keys as question 0 makes them (routing/grader.py MIX): hash times an odd constant plus the group
@@ -179,16 +179,8 @@ def _length_link(s: StepSummary, g: np.ndarray, reward: np.ndarray, length: np.n
     if keep.sum() < 3:
         return
     group = np.unique(g[keep], return_inverse=True)[1].reshape(-1)
-    rx = within_group_ranks(group, length[keep].astype(np.float64))
-    ry = within_group_ranks(group, reward[keep])
-    n = np.bincount(group).astype(np.float64)
-    centre = (n + 1) / 2.0
-    dx, dy = rx - centre[group], ry - centre[group]
-    sxy = np.bincount(group, weights=dx * dy, minlength=len(n))
-    sxx = np.bincount(group, weights=dx * dx, minlength=len(n))
-    syy = np.bincount(group, weights=dy * dy, minlength=len(n))
-    use = (sxx > 0) & (syy > 0)
+    n, use, rho = within_group_spearman(group, length[keep].astype(np.float64), reward[keep])
     if use.any():
         w = n[use] - 1
-        s.link_w, s.link_wr = float(w.sum()), float((w * sxy[use] / np.sqrt(sxx[use] * syy[use])).sum())
+        s.link_w, s.link_wr = float(w.sum()), float((w * rho).sum())
         s.link_groups = int(use.sum())
