@@ -71,12 +71,18 @@ def figure(picture: Any) -> Any:
     if not panels:
         axes[0].axis("off")
         axes[0].text(0.5, 0.5, "no graded rows, no shared tasks: nothing to draw", ha="center", va="center")
-    title = fig.suptitle(picture.title, fontsize=13, fontweight="bold")
-    caption = fig.text(0.5, 0.02, picture.caption, ha="center", va="bottom", fontsize=10)
+    return titled(fig, picture.title, picture.caption)
+
+
+def titled(fig: Any, title_text: str, caption_text: str, gap: float = 18) -> Any:
+    """The figure's title above and caption below, each wrapped to the figure's width, and the panels laid out in
+    the room left between them (`gap` points above the caption)."""
+    title = fig.suptitle(title_text, fontsize=13, fontweight="bold")
+    caption = fig.text(0.5, 0.02, caption_text, ha="center", va="bottom", fontsize=10)
     renderer = fig.canvas.get_renderer()
-    _fit(title, picture.title, fig, renderer)
-    _fit(caption, picture.caption, fig, renderer)
-    bottom = (caption.get_window_extent(renderer).height + 18) / fig.bbox.height
+    _fit(title, title_text, fig, renderer)
+    _fit(caption, caption_text, fig, renderer)
+    bottom = (caption.get_window_extent(renderer).height + gap) / fig.bbox.height
     fig.tight_layout(rect=(0, bottom, 1, 1))  # the layout leaves the title's lines their room
     return fig
 

@@ -8,7 +8,7 @@ import io
 import sys
 from typing import Any
 
-from .plot import COLOURS, DPI, FORMATS, PANEL_INCHES, _fit, require_matplotlib
+from .plot import COLOURS, DPI, FORMATS, PANEL_INCHES, require_matplotlib, titled
 
 ALARM_COLOUR = "#8e44ad"
 
@@ -48,14 +48,7 @@ def track_figure(p: Any) -> Any:
             ax.axvline(m.step, color=ALARM_COLOUR, linestyle="--", linewidth=1)
             ax.annotate(m.name.replace("_", " "), (m.step, 1), xycoords=("data", "axes fraction"), rotation=90,
                         va="top", ha="right", fontsize=7, color=ALARM_COLOUR)
-    title = fig.suptitle(p.title, fontsize=13, fontweight="bold")
-    caption = fig.text(0.5, 0.02, p.caption, ha="center", va="bottom", fontsize=10)
-    renderer = fig.canvas.get_renderer()
-    _fit(title, p.title, fig, renderer)
-    _fit(caption, p.caption, fig, renderer)
-    bottom = (caption.get_window_extent(renderer).height + 30) / fig.bbox.height
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
+    return titled(fig, p.title, p.caption, gap=30)
 
 
 def draw_track(verdict: Any, fmt: str = "png") -> bytes:
