@@ -60,16 +60,24 @@ def tokenizer_arg() -> Any:
 ROWS = Cli(positional=True, many=True, metavar="ROWS", help=ROWS_HELP)
 
 
-class TruncatedPassesArguments(Arguments):
-    """Question 1: rows cut off at the token cap that still passed (any: fix the reward first)."""
+class OneRowSetArguments(Arguments):
+    """What a tool that asks one question of one set of rows takes: the rows, the pass threshold, the fields."""
 
-    tool, title = Tool.TRUNCATED_PASSES, "Can a cut-off reply pass? (question 1)"
-    answers = "pick_a_method.routing:TruncatedPasses"
     row_sets = {"rows": True}
     rows: RowsText = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
     pass_threshold: float = threshold_arg()
     fields: FieldsArg = fields_arg()
+
+    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return rows["rows"], {"pass_threshold": self.pass_threshold}
+
+
+class TruncatedPassesArguments(OneRowSetArguments):
+    """Question 1: rows cut off at the token cap that still passed (any: fix the reward first)."""
+
+    tool, title = Tool.TRUNCATED_PASSES, "Can a cut-off reply pass? (question 1)"
+    answers = "pick_a_method.routing:TruncatedPasses"
 
     def call(self, rows: Any) -> Any:
         from pick_a_method import routing
@@ -77,20 +85,16 @@ class TruncatedPassesArguments(Arguments):
         return routing.truncated_passes(rows, pass_threshold=self.pass_threshold)
 
 
-class PassAtArguments(Arguments):
+class PassAtArguments(OneRowSetArguments):
     """pass@1 with a 95% interval over tasks, pass@k, pass^k, per-task rates (paged)."""
 
     tool, title = Tool.PASS_AT, "pass@1 with an interval, pass@k, pass^k"
     answers = "pick_a_method.routing:PassAt"
-    row_sets, pictured = {"rows": True}, True
-    rows: RowsText = rows_text_arg()
-    rows_path: Paths = rows_path_arg(ROWS)
+    pictured = True
     k: int | None = arg(None, "Default: the smallest group", ge=1, cli=Cli(
         flag="-k", metavar="K", help="k for pass@k and pass^k (default: the smallest group)"))
-    pass_threshold: float = threshold_arg()
     per_task_offset: int = arg(0, ge=0, cli=NOT)
     per_task_limit: int = arg(50, ge=0, le=1000, cli=NOT)
-    fields: FieldsArg = fields_arg()
     picture: bool = picture_arg()
 
     def call(self, rows: Any) -> Any:
@@ -99,29 +103,19 @@ class PassAtArguments(Arguments):
         return routing.pass_at(rows, k=self.k, pass_threshold=self.pass_threshold,
                                per_task_offset=self.per_task_offset, per_task_limit=self.per_task_limit)
 
-    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        return rows["rows"], {"pass_threshold": self.pass_threshold}
 
-
-class BandArguments(Arguments):
+class BandArguments(OneRowSetArguments):
     """Question 3: floor, saturated or mixed; the share of tasks that split, now and at larger k."""
 
     tool, title = Tool.BAND, "Floor, saturated or mixed? (question 3)"
     answers = "pick_a_method.routing:Band"
-    row_sets, pictured = {"rows": True}, True
-    rows: RowsText = rows_text_arg()
-    rows_path: Paths = rows_path_arg(ROWS)
-    pass_threshold: float = threshold_arg()
-    fields: FieldsArg = fields_arg()
+    pictured = True
     picture: bool = picture_arg()
 
     def call(self, rows: Any) -> Any:
         from pick_a_method import routing
 
         return routing.band(rows, pass_threshold=self.pass_threshold)
-
-    def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        return rows["rows"], {"pass_threshold": self.pass_threshold}
 
 
 class TeacherClearsArguments(Arguments):
