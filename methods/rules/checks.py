@@ -135,6 +135,24 @@ class Checked(NamedTuple):
             return self.b.float_mask(self.dt)[r]
         return self.b.mask[r].to(self.dt)
 
+    def mask_(self, x: torch.Tensor, r: slice) -> torch.Tensor:
+        """x (rows r, finite) zeroed off the action tokens, in place: a multiply by the cached float mask (cpu), a
+        select on the bool mask (device: reads 1 byte a token, keeps no float mask)."""
+        if self.policy.host_reads:
+            return x.mul_(self.b.float_mask(self.dt)[r])
+        return torch.where(self.b.mask[r], x, torch.zeros((), dtype=x.dtype, device=x.device), out=x)
+
+    def masked(self, x: torch.Tensor, r: slice) -> torch.Tensor:
+        """A new tensor: x (rows r, finite) zeroed off the action tokens."""
+        if self.policy.host_reads:
+            return torch.mul(x, self.b.float_mask(self.dt)[r])
+        return torch.where(self.b.mask[r], x, torch.zeros((), dtype=x.dtype, device=x.device))
+
+
+def widen_into(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """x in out's dtype, written into out (a half chunk widened once, exactly; a float32 one copied)."""
+    return out.copy_(x)
+
 
 def checked_batch(
     batch: Any,
@@ -187,3 +205,8 @@ def checked_batch(
     if validate:
         check_action_counts(L)
     return Checked(b, dt, L, clean, policy)
+
+
+def widened_diff(a: torch.Tensor, b: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
+    """a - b in dt as a new tensor (a half input is widened once, the other read as it is: exact either way)."""
+    return torch.sub(a, b) if a.dtype == dt else a.to(dt).sub_(b)

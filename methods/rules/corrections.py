@@ -38,7 +38,7 @@ from pick_a_method.methods.rules._common import (
     sig,
     staleness_gate,
 )
-from pick_a_method.methods.rules.checks import check_token_field, token_field_bad, verify
+from pick_a_method.methods.rules.checks import check_token_field, token_field_bad, verify, widened_diff
 from pick_a_method.methods.update import Update
 
 
@@ -79,11 +79,6 @@ def correction_weights(
     else:
         raise ValueError(f"correction must be one of {', '.join(D.ASYNC_CORRECTIONS)}; got {correction!r}")
     return weights, kept, torch.where(mask, rho, zero)
-
-
-def widened_diff(a: torch.Tensor, b: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
-    """a - b in dt as a new tensor (a half input is widened once, the other read as it is: exact either way)."""
-    return torch.sub(a, b) if a.dtype == dt else a.to(dt).sub_(b)
 
 
 @rule
@@ -129,7 +124,8 @@ def async_update(
         zero = torch.zeros((), dtype=dt, device=b.device)
         low, high = method.ratio
         clamp_at = D.ASYNC_LOG_RATIO_CLAMP
-        for r in policy.chunks(B, T, temps=3, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+
+        def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
             m = mask[r]
             x = widened_diff(b.logprobs[r], blp[r], dt)
             rho = torch.where(m, x, zero, out=x).clamp_(-clamp_at, clamp_at).exp_()
@@ -162,6 +158,9 @@ def async_update(
             if call.stats:
                 extra[0, r] = w.sum(1)
             coef[r].mul_(w)
+
+        for r in policy.chunks(B, T, temps=3, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+            chunk(r)
     admitted = base.admitted & (kept_rows > 0)
     if fresh is not None:
         admitted &= fresh

@@ -106,7 +106,8 @@ def distill_update(
     zero = torch.zeros((), dtype=dt, device=b.device)
     clamp_at = D.OPD_LOG_RATIO_CLAMP
     log_cap = math.log(method.ratio_cap) if method.ratio_cap < math.inf else math.inf
-    for r in policy.chunks(B, T, temps=1.5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+
+    def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
         m = b.mask[r]
         d = torch.sub(teacher[r], b.logprobs[r], out=c[r]) if teacher.dtype == dt else c[r].copy_(teacher[r]).sub_(b.logprobs[r])
         torch.where(m, d, zero, out=d)  # delta on action tokens, 0 elsewhere (padding may hold anything)
@@ -121,6 +122,9 @@ def distill_update(
             extra[0, r] = torch.expm1(dm).sub_(dm).sum(1)  # k3 = exp(delta) - 1 - delta, 0 off the mask
         sampled_token_coefficients_(d, method.divergence, float(method.ratio_cap))
         torch.div(d, n_global, out=coef[r])
+
+    for r in policy.chunks(B, T, temps=1.5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+        chunk(r)
     admitted = torch.ones(B, dtype=torch.bool, device=b.device)
     row_stats = {"reverse_kl": -rk_rows / L.clamp_min(1)}
     upd = Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)

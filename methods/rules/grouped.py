@@ -31,7 +31,7 @@ from pick_a_method.methods.rules._common import (
     rule,
     sig,
 )
-from pick_a_method.methods.rules.checks import verify
+from pick_a_method.methods.rules.checks import verify, widened_diff
 from pick_a_method.methods.update import Update
 
 
@@ -226,7 +226,7 @@ def off_policy_rows(b: Batch, dt: torch.dtype, policy: Any) -> torch.Tensor:
     out = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
     for r in policy.chunks(B, T, temps=1, compute=dt, given=b.dtype):
-        x = b.logprobs[r].to(dt).sub_(b.behavior_logprobs[r]).abs_()
+        x = widened_diff(b.logprobs[r], b.behavior_logprobs[r], dt).abs_()
         torch.amax(torch.where(b.mask[r], x, zero), 1, out=out[r])
     return out
 

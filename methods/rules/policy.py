@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -41,7 +40,8 @@ class Policy:
             rows = max(1, D.CPU_CHUNK_ELEMENTS // T)
         else:
             unit = B * T * given.itemsize  # one [B, T] tensor of the input dtype
-            budget = min(float(D.RULE_CHUNK_BYTES), max(D.RULE_EXTRA_TENSORS - outputs, 0.5) * unit)
+            # half a tensor is left for the per-row vectors and a stats pass's transients
+            budget = min(float(D.RULE_CHUNK_BYTES), max(D.RULE_EXTRA_TENSORS - outputs - 0.5, 0.5) * unit)
             per_row = max(temps, 1.0) * T * compute.itemsize
             rows = max(1, int(budget // per_row))
         n = -(-B // min(rows, B))
@@ -134,6 +134,3 @@ def fmt_first(values: list[float], limit: int = 8) -> tuple[int, str]:
     extra = count - len(shown)
     return count, ", ".join(str(i) for i in shown) + (f" ... and {extra} more" if extra > 0 else "")
 
-
-def is_finite_number(x: float) -> bool:
-    return math.isfinite(x)
