@@ -10,15 +10,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 import torch
 
 from pick_a_method.methods.batch import Batch, as_batch
-from pick_a_method.methods.rules.checks import (  # noqa: F401 - re-exported: the rules import them from here
-    HALF,
-    REWARD_LIMIT,
-    Checked,
-    check_rewards,
-    check_token_field,
+from pick_a_method.methods.rules.checks import (  # noqa: F401 - re-exported for the rules
     checked_batch,
     compute_dtype,
-    field_clean,
     first_true,
 )
 from pick_a_method.methods.rules.policy import HostRead, first_true_k, fmt_first, policy_for  # noqa: F401

@@ -168,7 +168,7 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
     from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
-    b, _, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
+    b, dt, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
     B = b.size
     members = group_members(b, obj.keep, "ReinforceAda")
     R = b.rewards.tolist()
@@ -184,7 +184,7 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
             p_hat = sum(R[i] > obj.threshold for i in idx) / len(idx)
         for i in idx:
             adv[i] = R[i] - p_hat
-    A = torch.tensor(adv, dtype=b.dtype, device=b.device)
+    A = torch.tensor(adv, dtype=dt, device=b.device)
     red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0]
