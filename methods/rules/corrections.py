@@ -159,7 +159,8 @@ def async_update(
                 extra[0, r] = w.sum(1)
             coef[r].mul_(w)
 
-        for r in policy.chunks(B, T, temps=3, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+        temps = (4 if corr == "ipo" else 3) + call.stats  # a stats pass holds one more
+        for r in policy.chunks(B, T, temps=temps, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
             chunk(r)
     admitted = base.admitted & (kept_rows > 0)
     if fresh is not None:

@@ -123,7 +123,7 @@ def distill_update(
         sampled_token_coefficients_(d, method.divergence, float(method.ratio_cap))
         torch.div(d, n_global, out=coef[r])
 
-    for r in policy.chunks(B, T, temps=1.5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+    for r in policy.chunks(B, T, temps=3 if call.stats else 1.5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
         chunk(r)
     admitted = torch.ones(B, dtype=torch.bool, device=b.device)
     row_stats = {"reverse_kl": -rk_rows / L.clamp_min(1)}
@@ -158,7 +158,7 @@ def distill_update(
             )
 
     if b.behavior_logprobs is not None and not call.within_async:  # read before finish: its note comes after
-        indices_note(host, off_policy_rows(b, dt, policy) > OFF_POLICY_TOLERANCE, lambda n, idx: (
+        indices_note(host, off_policy_rows(b, dt, policy, 2 * dt.itemsize / b.dtype.itemsize) > OFF_POLICY_TOLERANCE, lambda n, idx: (
             f"{n} trajectories were sampled by another policy (indices {idx}); the sampled-token estimate "
             "assumes the student's own samples: wrap the method in Async."), upd.notes)
     host.then(finish)

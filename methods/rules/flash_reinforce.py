@@ -105,7 +105,7 @@ def flash_reinforce_update(
     if blp is None:
         drift = torch.zeros(B, dtype=dt, device=b.device)
     else:
-        chunks = policy.chunks(B, T, temps=4, compute=dt, given=b.dtype, outputs=dt.itemsize / b.dtype.itemsize)
+        chunks = policy.chunks(B, T, temps=4 + call.stats, compute=dt, given=b.dtype, outputs=dt.itemsize / b.dtype.itemsize)
         rows = max(r.stop - r.start for r in chunks)
         buf = [torch.empty(rows, T, dtype=dt, device=b.device) for _ in range(4)]
         # pass 1: drift per trajectory (the gate needs all of it before any coefficient)

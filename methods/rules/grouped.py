@@ -180,7 +180,7 @@ def grouped_update(
                                    A.abs().mean().to(torch.float64)]))
     off = None
     if b.behavior_logprobs is not None and not call.within_async:
-        off = off_policy_rows(b, dt, policy)
+        off = off_policy_rows(b, dt, policy, outputs=dt.itemsize / b.dtype.itemsize)
         later["off"] = host.want(off.max())
         indices_note(host, off > OFF_POLICY_TOLERANCE, lambda n, idx: (
             f"{n} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(later['off']())}; "
@@ -220,12 +220,13 @@ def grouped_update(
     return upd
 
 
-def off_policy_rows(b: Batch, dt: torch.dtype, policy: Any) -> torch.Tensor:
-    """[B] the largest |logp - behavior_logp| of each trajectory's action tokens, chunk by chunk."""
+def off_policy_rows(b: Batch, dt: torch.dtype, policy: Any, outputs: float = 0.0) -> torch.Tensor:
+    """[B] the largest |logp - behavior_logp| of each trajectory's action tokens, chunk by chunk (``outputs``: the
+    [B, T] tensors of the input dtype the caller holds meanwhile)."""
     B, T = b.logprobs.shape
     out = torch.empty(B, dtype=dt, device=b.device)
     zero = torch.zeros((), dtype=dt, device=b.device)
-    for r in policy.chunks(B, T, temps=1, compute=dt, given=b.dtype):
+    for r in policy.chunks(B, T, temps=2, compute=dt, given=b.dtype, outputs=outputs):
         x = widened_diff(b.logprobs[r], b.behavior_logprobs[r], dt).abs_()
         torch.amax(torch.where(b.mask[r], x, zero), 1, out=out[r])
     return out
