@@ -142,16 +142,26 @@ class Checked(NamedTuple):
             return x.mul_(self.b.float_mask(self.dt)[r])
         return torch.where(self.b.mask[r], x, torch.zeros((), dtype=x.dtype, device=x.device), out=x)
 
-    def masked(self, x: torch.Tensor, r: slice) -> torch.Tensor:
-        """A new tensor: x (rows r, finite) zeroed off the action tokens."""
+    def masked(self, x: torch.Tensor, r: slice, out: torch.Tensor) -> torch.Tensor:
+        """x (rows r, finite) zeroed off the action tokens, written into out."""
         if self.policy.host_reads:
-            return torch.mul(x, self.b.float_mask(self.dt)[r])
-        return torch.where(self.b.mask[r], x, torch.zeros((), dtype=x.dtype, device=x.device))
+            return torch.mul(x, self.b.float_mask(self.dt)[r], out=out)
+        return torch.where(self.b.mask[r], x, torch.zeros((), dtype=x.dtype, device=x.device), out=out)
 
 
-def widen_into(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """x in out's dtype, written into out (a half chunk widened once, exactly; a float32 one copied)."""
-    return out.copy_(x)
+def clamp_into(out: torch.Tensor, x: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
+    """clamp(x, lo, hi) written into out, in out's dtype: one pass (a half x is widened first: the bounds must not
+    be rounded to half)."""
+    if x.dtype == out.dtype:
+        return torch.clamp(x, lo, hi, out=out)
+    return out.copy_(x).clamp_(lo, hi)
+
+
+def sub_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a - b written into out, in out's dtype (a half a is widened first; b is read as it is, exactly)."""
+    if a.dtype == out.dtype:
+        return torch.sub(a, b, out=out)
+    return out.copy_(a).sub_(b)
 
 
 def checked_batch(
@@ -186,7 +196,8 @@ def checked_batch(
         fields.append((needs, getattr(b, needs), needs.endswith("logprobs")))
     if behavior and b.behavior_logprobs is not None:
         fields.append(("behavior_logprobs", b.behavior_logprobs, True))
-    L = torch.sum(b.mask, 1, dtype=dt)
+    # the cached float mask on a CPU (the rules read it anyway); a sum of the bool mask on a device (none is kept)
+    L = b.float_mask(dt).sum(1) if policy.host_reads else torch.sum(b.mask, 1, dtype=dt)
     if not policy.host_reads:
         if validate and host is not None:
             if rewards:

@@ -176,7 +176,7 @@ def async_update(
     parts = [L.sum(), kept_rows.sum(), ratio_rows.sum(), admitted.sum()]
     if blp is not None:
         parts += [extra[0].sum(), extra[1].sum(), extra[2].sum(), extra[3].max()]
-    got = host.want(torch.stack([p.to(torch.float64) for p in parts]))
+    got = host.want(parts)
 
     def finish() -> None:
         vals = got()

@@ -130,8 +130,7 @@ def distill_update(
     upd = Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)
     if not call.stats:
         return upd
-    got = host.want(torch.stack([sums[0], sums[1], L.sum().to(torch.float64), rk_rows.sum().to(torch.float64),
-                                 *extra[:4].sum(1).to(torch.float64), extra[4].max().to(torch.float64)]))
+    got = host.want([sums[0], sums[1], L.sum(), rk_rows.sum(), *extra[:4].sum(1), extra[4].max()])
 
     def finish() -> None:
         n_tok, n_traj, n_local, rk, k3, prefers, n_capped, n_over, big = got()

@@ -24,7 +24,7 @@ from pick_a_method.methods.rules._common import (
     sig,
     staleness_gate,
 )
-from pick_a_method.methods.rules.checks import widen_into
+from pick_a_method.methods.rules.checks import clamp_into, sub_into
 from pick_a_method.methods.update import Update
 
 _LOG_P_LO = math.log(D.FLASH_REINFORCE_PROBABILITY_FLOOR)
@@ -107,13 +107,13 @@ def flash_reinforce_update(
     else:
         chunks = policy.chunks(B, T, temps=4 + call.stats, compute=dt, given=b.dtype, outputs=dt.itemsize / b.dtype.itemsize)
         rows = max(r.stop - r.start for r in chunks)
-        buf = [torch.empty(rows, T, dtype=dt, device=b.device) for _ in range(4)]
+        buf = policy.workspace(4, rows, T, dt, b.device)
         # pass 1: drift per trajectory (the gate needs all of it before any coefficient)
         for r in chunks:
             n = r.stop - r.start
             b1, b2, b3, b4 = (x[:n] for x in buf)
-            lq = widen_into(b1, lp[r]).clamp_(_LOG_P_LO, _LOG_P_HI)
-            lpb = widen_into(b2, blp[r]).clamp_(_LOG_P_LO, _LOG_P_HI)
+            lq = clamp_into(b1, lp[r], _LOG_P_LO, _LOG_P_HI)
+            lpb = clamp_into(b2, blp[r], _LOG_P_LO, _LOG_P_HI)
             p = torch.exp(lpb, out=b3)
             d = lpb.sub_(lq).mul_(p)  # b2 = p * (log p - log q)
             q = torch.exp(lq, out=b1)
@@ -139,12 +139,17 @@ def flash_reinforce_update(
         # pass 2: ratio (log-clamped for exp, then capped) and coefficients
         for r in chunks:
             n = r.stop - r.start
-            x = widen_into(buf[0][:n], lp[r]).sub_(blp[r])
+            x = sub_into(buf[0][:n], lp[r], blp[r])
             if not clean:
                 x = torch.where(b.mask[r], x, zero, out=x)
             if call.stats:  # counted for every row; the admitted ones are summed after
-                capped_rows[r] = torch.gt(x, log_cap).logical_and_(b.mask[r]).sum(1)
-                clamped_rows[r] = torch.abs(x).gt_(clamp_at).logical_and_(b.mask[r]).sum(1)
+                # on a CPU one reduction says whether anything is out of range (usually nothing is); on a device
+                # the counts run without asking (a read would wait)
+                lo, hi = (float(v) for v in torch.aminmax(x)) if policy.host_reads else (-math.inf, math.inf)
+                if hi > log_cap:
+                    capped_rows[r] = torch.gt(x, log_cap).logical_and_(b.mask[r]).sum(1)
+                if lo < -clamp_at or hi > clamp_at:
+                    clamped_rows[r] = torch.abs(x).gt_(clamp_at).logical_and_(b.mask[r]).sum(1)
             # min(exp(x), cap) as exp(min(x, log cap)): the cap costs no pass of its own
             chk.mask_(x.clamp_(-clamp_at, min(clamp_at, log_cap)).exp_(), r)
             ratio_sum[r] = x.sum(1)
@@ -161,16 +166,13 @@ def flash_reinforce_update(
     )
     if not call.stats:
         return upd
-    f64 = torch.float64
-
     def adm(x: torch.Tensor) -> torch.Tensor:
-        return torch.where(admitted, x, zero).sum().to(f64)
+        return torch.where(admitted, x, zero).sum()
 
-    got = host.want(torch.stack([
-        baseline, n_global, sums[2], admitted.sum().to(f64), L.sum().to(f64), adm(L), adm(ratio_sum),
-        adm(capped_rows), adm(clamped_rows), drift.mean().to(f64), drift.max().to(f64),
-        (A == 0).all().to(f64), R[0].to(f64),
-    ]))
+    got = host.want([
+        baseline, n_global, sums[2], admitted.sum(), L.sum(), adm(L), adm(ratio_sum),
+        adm(capped_rows), adm(clamped_rows), drift.mean(), drift.max(), (A == 0).all(), R[0],
+    ])
     gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
     gated &= L > 0
     worst = host.want(torch.where(gated, drift, -math.inf).max())

@@ -168,16 +168,15 @@ def grouped_update(
             used = counts > 0
             spread = torch.zeros_like(R).index_add_(0, gid, (R - mean[gid]).abs())
             present = torch.zeros(B + 1, dtype=torch.bool, device=b.device).index_fill_(0, counts.long(), True)
-            later["groups"] = host.want(torch.stack([used.sum(), (spread > 0).sum(), (counts == 1).sum(),
-                                                     ((mean <= 0) & (counts > 1)).sum()]))
+            later["groups"] = host.want([used.sum(), (spread > 0).sum(), (counts == 1).sum(),
+                                         ((mean <= 0) & (counts > 1)).sum()])
             later["sizes"] = host.want(first_true_k(present[1:], 7))
     upd = advantage_update(name, b, A, n_global, stats_out, notes)
     n_first = len(notes)
     if not call.stats:
         return upd
     zero = A == 0
-    means = host.want(torch.stack([sums[0], sums[1], R.mean().to(torch.float64), zero.sum().to(torch.float64),
-                                   A.abs().mean().to(torch.float64)]))
+    means = host.want([sums[0], sums[1], R.mean(), zero.sum(), A.abs().mean()])
     off = None
     if b.behavior_logprobs is not None and not call.within_async:
         off = off_policy_rows(b, dt, policy, outputs=dt.itemsize / b.dtype.itemsize)

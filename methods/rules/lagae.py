@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from pick_a_method.methods.rules.policy import CPU, Policy
+from pick_a_method.methods.rules.policy import CPU, Policy, Scratch
 
 # log of the smallest lambda^k the closed form divides by (about 1e-35 in float32, 1e-304 in float64): rows
 # whose lambda^(L-1) is below it take an exact fallback
@@ -191,10 +191,12 @@ class LaGae:
         self.any_special = self.reads and bool(special.any())
         self.forward_ok = self.reads  # the forward sum is taken only where a read says it is accurate
 
-    def rows(self, r: slice, clean: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rows r: their advantages (a view of ``out``) and -V on their action tokens (0 elsewhere)."""
+    def rows(self, r: slice, clean: bool, scratch: Scratch | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows r: their advantages (a view of ``out``) and -V on their action tokens (0 elsewhere). ``scratch``:
+        where the chunk's temporaries go (3 of [n, T + 2 sqrt(T) + 2] at most)."""
+        scratch = scratch or Scratch(None, self.dt, self.out.device)
         return _lagae_rows(self.values[r], self.mask_rows(r), self.lam[r], self.rewards[r], clean, self.out[r],
-                           self.consts.slice(r), self.weights.slice(r), self.any_special, self.forward_ok)
+                           self.consts.slice(r), self.weights.slice(r), self.any_special, self.forward_ok, scratch)
 
 
 class _Weights(NamedTuple):
@@ -207,12 +209,12 @@ class _Weights(NamedTuple):
     def slice(self, r: slice) -> "_Weights":
         return _Weights(*(None if x is None else x[r] for x in self))
 
-    def compute(self, mf: torch.Tensor, last_w: torch.Tensor) -> torch.Tensor:
+    def compute(self, mf: torch.Tensor, last_w: torch.Tensor, scratch: Scratch) -> torch.Tensor:
         n, T = mf.shape
         if self.hi is None:  # action rank k (0 before the first action token, at most L-1)
-            return torch.cumsum(mf, 1).sub_(1).clamp_(min=0).mul_(self.log2_lam).exp2_()
+            return torch.cumsum(mf, 1, out=scratch.take(n, T)).sub_(1).clamp_(min=0).mul_(self.log2_lam).exp2_()
         K, M = self.hi.shape[1], self.lo.shape[1]
-        w = torch.empty(n, K * M, dtype=mf.dtype, device=mf.device)
+        w = scratch.take(n, K * M)
         torch.mul(self.hi[:, :, None], self.lo[:, None, :], out=w.view(n, K, M))
         # past the last action token (padding) use lambda^(L-1): lambda^k may underflow to 0 there, and the
         # division needs w > 0; on action tokens this changes nothing (w >= lambda^(L-1) there)
@@ -258,18 +260,19 @@ def _lagae_rows(
     rows: _GaeRows,
     weights: _Weights,
     any_special: bool,
-    forward_ok: bool = True,
+    forward_ok: bool,
+    scratch: Scratch,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     dt = out.dtype
     zero = torch.zeros((), dtype=dt, device=values.device)
     # nv = -V on action tokens, 0 elsewhere: negated so that the last step is one addcdiv (nv + numerator / w)
     if clean:
-        nv = torch.addcmul(zero, values, mf, value=-1.0)
+        nv = torch.addcmul(zero, values, mf, value=-1.0, out=scratch.take(*values.shape))
     else:  # a half chunk is widened into nv first (where would keep its dtype)
-        nv = torch.empty(values.shape, dtype=dt, device=values.device).copy_(values)
+        nv = scratch.take(*values.shape).copy_(values)
         nv = torch.where(mf.bool(), nv, zero, out=nv).neg_()
-    w = weights.compute(mf, rows.last_w)  # lambda^k (k the action rank), >= lambda^(L-1) > 0
-    W = torch.mul(w, nv)  # -lambda^k V_k on action tokens, 0 elsewhere
+    w = weights.compute(mf, rows.last_w, scratch)  # lambda^k (k the action rank), >= lambda^(L-1) > 0
+    W = torch.mul(w, nv, out=scratch.take(*nv.shape))  # -lambda^k V_k on action tokens, 0 elsewhere
     # out = lambda^(L-1) R + tail * (sum of lambda^j V_j strictly after t)  (mul + add_ beat one addcmul 3x here)
     if forward_ok and bool(rows.forward.all()):
         # well-conditioned rows: the sum after t is total - (inclusive prefix sum), which spares the two

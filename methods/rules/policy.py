@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -49,6 +50,46 @@ class Policy:
         return [slice(edges[i], edges[i + 1]) for i in range(n)]
 
 
+    def workspace(self, n: int, rows: int, T: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """[n, rows, T] scratch for a rule's chunk buffers. On a CPU it is kept for the next update of the same shape
+        (one per thread): freeing and re-taking a few MiB each update makes glibc hand the pages back to the OS
+        and fault them in again, about 1 ms at B = 256. On a device the caching allocator already reuses them."""
+        if not self.host_reads:
+            return torch.empty(n, rows, T, dtype=dtype, device=device)
+        key = (n, rows, T, dtype, torch.device(device))
+        kept = getattr(_scratch, "kept", None)
+        if kept is None or len(kept) > 4:
+            kept = _scratch.kept = {}
+        if key not in kept:
+            kept[key] = torch.empty(n, rows, T, dtype=dtype, device=device)
+        return kept[key]
+
+    def scratch(self, rows: int, width: int, dtype: torch.dtype, device: torch.device) -> "Scratch":
+        """Room for a chunk's temporaries: ``width`` elements a row (sum of their widths), kept on a CPU."""
+        return Scratch(self.workspace(1, rows, width, dtype, device) if self.host_reads else None, dtype, device)
+
+
+class Scratch:
+    """A chunk's temporaries taken in turn from one kept buffer (cpu; ``reset()`` before each chunk), or fresh
+    from the allocator (device, or when the buffer is used up)."""
+
+    def __init__(self, buf: torch.Tensor | None, dtype: torch.dtype, device: torch.device) -> None:
+        self.buf = None if buf is None else buf.view(-1)
+        self.dtype, self.device, self.pos = dtype, device, 0
+
+    def reset(self) -> None:
+        self.pos = 0
+
+    def take(self, n: int, T: int) -> torch.Tensor:
+        k = n * T
+        if self.buf is None or self.pos + k > self.buf.numel():
+            return torch.empty(n, T, dtype=self.dtype, device=self.device)
+        view = self.buf[self.pos:self.pos + k].view(n, T)
+        self.pos += k
+        return view
+
+
+_scratch = threading.local()
 CPU = Policy("cpu", host_reads=True)
 DEVICE = Policy("device", host_reads=False)
 _POLICIES = {"cpu": CPU, "device": DEVICE}
@@ -74,44 +115,39 @@ def policy_for(device: torch.device) -> Policy:
 
 class HostRead:
     """Device values the host needs once the update is computed (stats, notes, validation verdicts), read in one
-    copy. ``want(x)`` registers a tensor (or a number) and returns a getter, valid after ``read()``; ``then(fn)``
-    runs fn after the read, in the order registered (verdicts first: ``checked_batch`` registers them first)."""
+    copy. ``want(x)`` registers a tensor, a number, or a list of them (0-d tensors of any dtype) and returns a
+    getter, valid after ``read()``: a float for a 0-d tensor or a number, a list otherwise; ``then(fn)`` runs fn
+    after the read, in the order registered (verdicts first: ``checked_batch`` registers them first)."""
 
     def __init__(self) -> None:
         self._items: list[Any] = []
         self._then: list[Callable[[], None]] = []
-        self._values: list[float] | None = None
+        self._values: list[Any] = []
 
     def want(self, x: Any) -> Callable[[], Any]:
         i = len(self._items)
         self._items.append(x)
-        width = x.numel() if isinstance(x, torch.Tensor) else 1
-        scalar = not isinstance(x, torch.Tensor) or x.dim() == 0
-
-        def get() -> Any:
-            start = self._offsets[i]
-            vals = self._values[start:start + width]  # type: ignore[index]
-            return vals[0] if scalar else vals
-
-        return get
+        return lambda: self._values[i]
 
     def then(self, fn: Callable[[], None]) -> None:
         self._then.append(fn)
 
     def read(self) -> None:
-        tensors = [x for x in self._items if isinstance(x, torch.Tensor)]
-        flat: list[float] = []
-        if tensors:
+        flat = [t for x in self._items for t in (x if isinstance(x, (list, tuple)) else [x])]
+        tensors = [t for t in flat if isinstance(t, torch.Tensor)]
+        if tensors and not policy_for(tensors[0].device).host_reads:  # one copy to the host: the update's one wait
             dev = tensors[0].device
-            flat = torch.cat([t.detach().reshape(-1).to(device=dev, dtype=torch.float64) for t in tensors]).tolist()
-        self._values, self._offsets, k = [], [], 0
-        for x in self._items:
-            self._offsets.append(len(self._values))
+            got = iter(torch.cat([t.reshape(-1).to(device=dev, dtype=torch.float64) for t in tensors]).tolist())
+            host = {id(t): [next(got) for _ in range(t.numel())] for t in tensors}
+        else:  # on a CPU a read costs nothing: no cat, no conversions
+            host = {id(t): [float(v) for v in t.reshape(-1).tolist()] for t in tensors}
+
+        def value(x: Any) -> Any:
             if isinstance(x, torch.Tensor):
-                self._values.extend(flat[k:k + x.numel()])
-                k += x.numel()
-            else:
-                self._values.append(float(x))
+                return host[id(x)][0] if x.dim() == 0 else host[id(x)]
+            return float(x)
+
+        self._values = [[value(t) for t in x] if isinstance(x, (list, tuple)) else value(x) for x in self._items]
         for fn in self._then:
             fn()
 

@@ -42,7 +42,7 @@ from pick_a_method.methods.rules._common import (
     sig,
 )
 from pick_a_method.methods.rules.flash_reinforce import bernoulli_kl, flash_reinforce_update
-from pick_a_method.methods.rules.checks import verify, widened_diff
+from pick_a_method.methods.rules.checks import sub_into, verify
 from pick_a_method.methods.rules.lagae import LaGae, gae_lambdas, lagae, lagae_reference
 from pick_a_method.methods.update import Update
 
@@ -113,8 +113,13 @@ def sao_update(
     gae = LaGae(values, b.float_mask(dt) if policy.host_reads else None, L, lam, R, out=A, dtype=dt, policy=policy,
                 alpha=method.gae_alpha, mask_rows=chk.mask_rows)
 
+    chunks = policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize)
+    scratch = policy.scratch(max(r.stop - r.start for r in chunks), 5 * (T + 2 * math.isqrt(T) + 2), dt, b.device)
+
     def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
-        A_c, _ = gae.rows(r, clean)  # 0 off the action tokens
+        scratch.reset()
+        n = r.stop - r.start
+        A_c, _ = gae.rows(r, clean, scratch)  # 0 off the action tokens
         if call.stats:
             adv_rows[r] = A_c.sum(1)
         if blp is None:
@@ -123,7 +128,7 @@ def sao_update(
             kept[r] = L[r]
             ratio_kept_rows[r] = L[r]
             return
-        x = widened_diff(b.logprobs[r], blp[r], dt)
+        x = sub_into(scratch.take(n, T), b.logprobs[r], blp[r])
         if not clean:
             x = torch.where(b.mask[r], x, zero, out=x)
         if needs_clamp:
@@ -131,7 +136,7 @@ def sao_update(
         ratio = x.exp_()
         # kr = the ratio clamped into the band: equal to the ratio exactly when it is inside, and finite, so
         # kr * keep is the kept ratio (0 outside the band, never inf * 0)
-        kr = torch.clamp(ratio, band_lo, band_hi)
+        kr = torch.clamp(ratio, band_lo, band_hi, out=scratch.take(n, T))
         keep_f = chk.mask_(torch.eq(kr, ratio, out=ratio), r)  # 1.0 inside the band on action tokens, else 0.0
         kept[r] = keep_f.sum(1)
         kr.mul_(keep_f)
@@ -142,7 +147,7 @@ def sao_update(
         else:
             torch.addcmul(zero, kr, A_c, value=inv_n, out=coef[r])  # kept rho * A / N in one pass
 
-    for r in policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+    for r in chunks:
         chunk(r)
     admitted = kept > 0
     row_stats = {"kept_share": kept / L.clamp_min(1), "lambda": lam}
@@ -150,9 +155,8 @@ def sao_update(
                  row_stats=row_stats, normalizer=TOKEN_MEAN)
     if not call.stats:
         return upd
-    f64 = torch.float64
-    got = host.want(torch.stack([sums[1], sums[0], L.sum().to(f64), kept.sum().to(f64), admitted.sum().to(f64),
-                                 ratio_kept_rows.sum().to(f64), adv_rows.sum().to(f64), lam.mean().to(f64)]))
+    got = host.want([sums[1], sums[0], L.sum(), kept.sum(), admitted.sum(), ratio_kept_rows.sum(), adv_rows.sum(),
+                     lam.mean()])
 
     def finish() -> None:
         n_traj, n_tok, n_local, n_kept, n_adm, ratio_kept, adv_sum, mean_lam = got()
@@ -256,28 +260,37 @@ def bpco_update(
     gae = LaGae(values, b.float_mask(dt) if policy.host_reads else None, L, lam, R, out=A, dtype=dt, policy=policy,
                 alpha=method.gae_alpha, mask_rows=chk.mask_rows)
 
+    chunks = policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize)
+    scratch = policy.scratch(max(r.stop - r.start for r in chunks), 9 * (T + 2 * math.isqrt(T) + 2), dt, b.device)
+
     def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
-        A_c, nv = gae.rows(r, clean)  # nv = -V on action tokens, 0 elsewhere
-        mu_c = torch.empty(A_c.shape, dtype=dt, device=b.device).copy_(mu_lp[r])
-        x = widened_diff(b.logprobs[r], mu_c, dt)
+        scratch.reset()
+        n = r.stop - r.start
+        A_c, nv = gae.rows(r, clean, scratch)  # nv = -V on action tokens, 0 elsewhere
+        mu_c = mu_lp[r]
+        own = mu_c.dtype != dt  # a half chunk is widened once, into a tensor of our own
+        if own:
+            mu_c = scratch.take(n, T).copy_(mu_c)
+        x = sub_into(scratch.take(n, T), b.logprobs[r], mu_c)
         if not clean:
             m_c = b.mask[r]
             x = torch.where(m_c, x, zero, out=x)
-            mu_c = torch.where(m_c, mu_c, zero, out=mu_c)
+            mu_c = torch.where(m_c, mu_c, zero, out=mu_c if own else scratch.take(n, T))
+            own = True
         ratio = x.clamp_(-D.BPCO_LOG_RATIO_CAP, D.BPCO_LOG_RATIO_CAP).exp_()
         # DPPO binary-TV test: sign(A) * mu * (rho - 1) <= clip  (A = 0 is always active)
-        mu = mu_c.exp_()
-        g = torch.sub(ratio, 1.0).mul_(mu).mul_(torch.sign(A_c))
+        mu = mu_c.exp_() if own else torch.exp(mu_c, out=scratch.take(n, T))
+        g = torch.sub(ratio, 1.0, out=scratch.take(n, T)).mul_(mu).mul_(torch.sign(A_c, out=scratch.take(n, T)))
         act = chk.mask_(torch.le(g, clip, out=g), r)  # 1.0 iff the test passes, on action tokens
         if cap < math.inf:  # truncate after the test, as verl's dppo_tv: the test reads the true ratio
-            if call.stats:
+            if call.stats and (not policy.host_reads or float(ratio.max()) > cap):  # cpu: count only if any
                 capped_rows[r] = torch.gt(ratio, cap).to(dt).mul_(act).sum(1)
             ratio.clamp_(max=cap)
         active_rows[r] = act.sum(1)
-        ratio_rows[r] = chk.masked(ratio, r).sum(1)
+        ratio_rows[r] = chk.masked(ratio, r, out=scratch.take(n, T)).sum(1)
         if call.stats:
             rows_out[3, r] = A_c.sum(1)
-            rows_out[4, r] = chk.mask_(torch.reciprocal(mu.clamp_(min=tiny)), r).sum(1)  # sum of 1/mu (mu is spent)
+            rows_out[4, r] = torch.div(chk.mask_rows(r), mu.clamp_(min=tiny), out=scratch.take(n, T)).sum(1)  # 1/mu
             rows_out[5, r] = nv.sum(1).neg_()
             rows_out[6, r] = nv.mul_(nv).sum(1)
         if inv_n is None:  # no host read for 1/N
@@ -285,7 +298,7 @@ def bpco_update(
         else:
             torch.addcmul(zero, ratio, A_c, value=inv_n, out=coef[r]).mul_(act)
 
-    for r in policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+    for r in chunks:
         chunk(r)
     admitted = L > 0
     L1 = L.clamp_min(1)
