@@ -21,6 +21,7 @@ token are refused with the trajectory index and the field.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -188,6 +189,7 @@ def sao_update(
     return upd
 
 
+@functools.lru_cache(maxsize=64)
 def next_inside(x: float, toward: float, dt: torch.dtype) -> float:
     """The float of dt next to x towards ``toward`` (on the host: no tensor, no read)."""
     np_dt = np.float32 if dt == torch.float32 else np.float64
