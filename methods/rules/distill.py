@@ -43,6 +43,7 @@ from pick_a_method.methods.rules._common import (
     rule,
     sig,
 )
+from pick_a_method.methods.rules.checks import sub_into
 from pick_a_method.methods.rules.grouped import off_policy_rows
 from pick_a_method.methods.update import Update
 
@@ -109,7 +110,7 @@ def distill_update(
 
     def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
         m = b.mask[r]
-        d = torch.sub(teacher[r], b.logprobs[r], out=c[r]) if teacher.dtype == dt else c[r].copy_(teacher[r]).sub_(b.logprobs[r])
+        d = sub_into(c[r], teacher[r], b.logprobs[r])
         torch.where(m, d, zero, out=d)  # delta on action tokens, 0 elsewhere (padding may hold anything)
         rk_rows[r] = d.sum(1)
         if call.stats:
@@ -123,7 +124,8 @@ def distill_update(
         sampled_token_coefficients_(d, method.divergence, float(method.ratio_cap))
         torch.div(d, n_global, out=coef[r])
 
-    for r in policy.chunks(B, T, temps=3 if call.stats else 1.5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+    outputs = 2 * dt.itemsize / b.dtype.itemsize  # c and the coefficients, in [B, T] tensors of the input dtype
+    for r in policy.chunks(B, T, temps=3 if call.stats else 1.5, compute=dt, given=b.dtype, outputs=outputs):
         chunk(r)
     admitted = torch.ones(B, dtype=torch.bool, device=b.device)
     row_stats = {"reverse_kl": -rk_rows / L.clamp_min(1)}
@@ -157,7 +159,7 @@ def distill_update(
             )
 
     if b.behavior_logprobs is not None and not call.within_async:  # read before finish: its note comes after
-        indices_note(host, off_policy_rows(b, dt, policy, 2 * dt.itemsize / b.dtype.itemsize) > OFF_POLICY_TOLERANCE, lambda n, idx: (
+        indices_note(host, off_policy_rows(b, dt, policy, outputs) > OFF_POLICY_TOLERANCE, lambda n, idx: (
             f"{n} trajectories were sampled by another policy (indices {idx}); the sampled-token estimate "
             "assumes the student's own samples: wrap the method in Async."), upd.notes)
     host.then(finish)
