@@ -33,6 +33,25 @@ SINGLE_ROLLOUT_SAMPLES = 1
 RATIO_CAP = 20.0
 
 # --------------------------------------------------------------------------------------------
+# The update rules' memory and chunking (methods.rules.policy)
+# --------------------------------------------------------------------------------------------
+
+# On an accelerator a rule's extra memory (its outputs and one row chunk's temporaries) stays within this many
+# [B, T] tensors of the input dtype; what the outputs leave, the chunk's temporaries may take. A bound relative
+# to the batch keeps the number of chunks, hence of kernel launches, independent of B (launches, not bytes,
+# were what made the chunked rules slow on an H100: about 80 per 256-row chunk). 6 is this project's budget:
+# the outputs (coefficients, per-token advantages) plus a few float32 temporaries for a bfloat16 batch.
+RULE_EXTRA_TENSORS = 6.0
+
+# ...and a chunk's temporaries never take more than this (2 GiB), so a huge batch does not need 6 copies of
+# itself free: past it the chunks multiply, each still large enough (> 100 MB) that a launch costs nothing.
+RULE_CHUNK_BYTES = 2**31
+
+# On a CPU the chunk is sized for a core's cache instead: 2**18 elements per temporary (1 MiB of float32,
+# 256 rows at T = 1024), the size bench/methods_bench.py measured fastest for the single-rollout rules.
+CPU_CHUNK_ELEMENTS = 2**18
+
+# --------------------------------------------------------------------------------------------
 # Group-relative methods: grpo, max_rl, rae (prime-rl algorithms)
 # --------------------------------------------------------------------------------------------
 

@@ -29,14 +29,16 @@ import torch
 from pick_a_method.methods import defaults as D
 from pick_a_method.methods.rules._common import (
     RuleCall,
-    field_clean,
-    fmt_indices,
+    compute_dtype,
+    indices_note,
     on_policy_notes,
+    policy_for,
     prepare,
     rule,
     sig,
     staleness_gate,
 )
+from pick_a_method.methods.rules.checks import check_token_field, token_field_bad, verify, widened_diff
 from pick_a_method.methods.update import Update
 
 
@@ -90,108 +92,127 @@ def async_update(
     Stats: the inner method's, plus masked_token_share (tokens the correction zeroed), capped_token_share,
     mean_ratio (uncapped, over action tokens), max_prob_diff (largest |pi_train - pi_sampler|),
     mean_weight (mean correction factor over action tokens), stale_trajectories, admitted_share.
-    ``commit=False`` leaves rae's baselines where they were.
+    ``commit=False`` leaves rae's baselines where they were. The correction multiplies the inner rule's
+    coefficients in place, chunk by chunk (the inner Update is not returned): one pass over lp and blp.
     """
+    host = call.host
     b = prepare(batch, call.dtype, call.device)
+    policy = policy_for(b.device)
     B, T = b.logprobs.shape
-    dt = b.dtype
+    dt = compute_dtype(b.dtype)
     inner = method.inner
     base = inner.update(b, **call.inner())
     blp = b.behavior_logprobs
     if blp is not None and call.validate:
-        field_clean(b, "behavior_logprobs", blp, validate=True, nonpositive=True)
+        verify(policy, host, lambda: token_field_bad(b, blp, True),
+               lambda: check_token_field(b, "behavior_logprobs", blp, nonpositive=True))
     mask = b.mask
-    notes = list(base.notes)
-    stats_out = dict(base.stats)
+    corr = method.correction
+    if corr not in D.ASYNC_CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(D.ASYNC_CORRECTIONS)}; got {corr!r}")
+    fresh = staleness_gate(b, method.off_policy_steps)
+    coef = base.coefficients
+    L = torch.sum(mask, 1, dtype=dt)
     if blp is None:
-        weights = mask.to(dt)
-        kept = mask
-        rho = mask.to(dt)
-        notes.append("no trajectory has behavior_logprobs: taken as on-policy, so the correction changes nothing.")
+        kept_rows, ratio_rows = L, L
+        if fresh is not None:
+            coef.mul_(fresh[:, None])
     else:
-        weights, kept, rho = correction_weights(
-            b.logprobs,
-            blp,
-            mask,
-            method.correction,
-            ipo_threshold=method.ipo_threshold,
-            ratio=method.ratio,
-            cap=method.cap,
-            ratio_cap=method.ratio_cap,
-        )
-        notes += on_policy_notes(b)
-    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=call.stats)
-    if fresh is not None:
-        weights = weights * fresh[:, None].to(dt)
-    coef = base.coefficients * weights
-    kept_rows = (kept & mask).sum(1)
+        kept_rows, ratio_rows = torch.empty(B, dtype=dt, device=b.device), torch.empty(B, dtype=dt, device=b.device)
+        if call.stats:  # per row: weight sum, tokens past ratio_cap, tokens past tis's cap, largest |p - q|
+            extra = torch.empty(4, B, dtype=dt, device=b.device)
+        zero = torch.zeros((), dtype=dt, device=b.device)
+        low, high = method.ratio
+        clamp_at = D.ASYNC_LOG_RATIO_CLAMP
+
+        def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
+            m = mask[r]
+            x = widened_diff(b.logprobs[r], blp[r], dt)
+            rho = torch.where(m, x, zero, out=x).clamp_(-clamp_at, clamp_at).exp_()
+            rho = torch.where(m, rho, zero, out=rho)  # the ratio on action tokens, 0 elsewhere
+            ratio_rows[r] = rho.sum(1)
+            pd = None
+            if corr == "ipo" or call.stats:  # |pi_train - pi_sampler| on action tokens
+                pd = b.logprobs[r].to(dt, copy=True).exp_().sub_(torch.exp(blp[r].to(dt))).abs_()
+                pd = torch.where(m, pd, zero, out=pd)
+            if corr == "ipo":
+                keep = torch.le(pd, method.ipo_threshold).to(dt).mul_(m)
+            elif corr == "icepop":  # low <= rho <= high, inclusive: rho is unchanged by the clamp into the band
+                kr = torch.clamp(rho, low, high)
+                keep = torch.eq(kr, rho, out=kr).mul_(m)
+            else:  # tis keeps every action token
+                keep = None
+            kept_rows[r] = L[r] if keep is None else keep.sum(1)
+            if call.stats:
+                extra[3, r] = pd.amax(1)
+                over = torch.gt(rho, method.ratio_cap)
+                extra[1, r] = over.sum(1) if keep is None else over.to(dt).mul_(keep).sum(1)
+                extra[2, r] = torch.gt(rho, method.cap).sum(1)
+            w = rho.clamp_(max=method.ratio_cap)
+            if corr == "tis":
+                w.clamp_(max=method.cap)
+            else:
+                w.mul_(keep)
+            if fresh is not None:
+                w.mul_(fresh[r, None])
+            if call.stats:
+                extra[0, r] = w.sum(1)
+            coef[r].mul_(w)
+
+        temps = (4 if corr == "ipo" else 3) + call.stats  # a stats pass holds one more
+        for r in policy.chunks(B, T, temps=temps, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize):
+            chunk(r)
     admitted = base.admitted & (kept_rows > 0)
     if fresh is not None:
         admitted &= fresh
-
-    mf = mask.to(dt)
     row_stats = dict(base.row_stats)
-    L1 = mf.sum(1).clamp_min(1)
-    row_stats["kept_share"] = kept_rows.to(dt) / L1
-    row_stats["mean_ratio"] = (rho * mf).sum(1) / L1
+    L1 = L.clamp_min(1)
+    row_stats["kept_share"] = kept_rows / L1
+    row_stats["mean_ratio"] = ratio_rows / L1
+    upd = Update(f"async {inner.name}", coef, base.advantages, admitted, mask, value_targets=base.value_targets,
+                 row_stats=row_stats, normalizer=base.normalizer)
     if not call.stats:
-        return Update(f"async {inner.name}", coef, base.advantages, admitted, mask,
-                      value_targets=base.value_targets, row_stats=row_stats, normalizer=base.normalizer)
-    n_tok = float(mf.sum())
-    zero = torch.zeros((), dtype=dt, device=b.device)
+        return upd
+    parts = [L.sum(), kept_rows.sum(), ratio_rows.sum(), admitted.sum()]
     if blp is not None:
-        pdiff = torch.where(mask, (b.logprobs.exp() - blp.exp()).abs(), zero)
-        max_pd = float(pdiff.max())
-    else:
-        max_pd = 0.0
-    n_kept = float((kept & mask).sum())
-    n_capped = int(((rho > method.ratio_cap) & kept & mask).sum()) if blp is not None else 0
-    stats_out.update(
-        {
-            "masked_token_share": 1.0 - n_kept / n_tok,
-            "capped_token_share": n_capped / n_tok,
-            "mean_ratio": float((rho * mf).sum()) / n_tok,
-            "max_prob_diff": max_pd,
-            "mean_weight": float((weights * mf).sum()) / n_tok,
-            "stale_trajectories": float(len(stale)),
-            "admitted_share": float(admitted.sum()) / B,
-        }
-    )
-    if blp is not None and n_kept < n_tok:
-        if method.correction == "ipo":
-            rule = f"|pi_train - pi_sampler| > ipo_threshold={sig(method.ipo_threshold)}"
+        parts += [extra[0].sum(), extra[1].sum(), extra[2].sum(), extra[3].max()]
+    got = host.want(parts)
+
+    def finish() -> None:
+        vals = got()
+        n_tok, n_kept, ratio_sum, n_adm = vals[:4]
+        w_sum, n_capped, tis_capped, max_pd = vals[4:] if blp is not None else (n_tok, 0.0, 0.0, 0.0)
+        notes = list(base.notes)
+        if blp is None:
+            notes.append("no trajectory has behavior_logprobs: taken as on-policy, so the correction changes nothing.")
         else:
-            rule = f"a ratio outside [{sig(method.ratio[0])}, {sig(method.ratio[1])}]"
-        notes.append(f"{method.correction} masked {int(n_tok - n_kept)} of {int(n_tok)} action tokens with {rule}.")
-    if blp is not None and method.correction == "tis":
-        capped = int(((rho > method.cap) & mask).sum())
-        if capped:
-            notes.append(f"tis capped the ratio of {capped} tokens at {sig(method.cap)}.")
-    if n_capped and (method.correction != "tis" or method.ratio_cap < method.cap):
-        notes.append(
-            f"the ratio cap bound: {n_capped} kept tokens had pi_train/pi_sampler > ratio_cap={sig(method.ratio_cap)} "
-            f"and were counted at {sig(method.ratio_cap)}."
-        )
-    if stale:
-        notes.append(
-            f"dropped {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
-            f"(indices {fmt_indices(stale)})."
-        )
+            notes += on_policy_notes(b)
+        upd.stats = {**base.stats, "masked_token_share": 1.0 - n_kept / n_tok, "capped_token_share": n_capped / n_tok,
+                     "mean_ratio": ratio_sum / n_tok, "max_prob_diff": max_pd, "mean_weight": w_sum / n_tok,
+                     "stale_trajectories": float(n_stale()), "admitted_share": n_adm / B}
+        if blp is not None and n_kept < n_tok:
+            if corr == "ipo":
+                what = f"|pi_train - pi_sampler| > ipo_threshold={sig(method.ipo_threshold)}"
+            else:
+                what = f"a ratio outside [{sig(method.ratio[0])}, {sig(method.ratio[1])}]"
+            notes.append(f"{corr} masked {int(n_tok - n_kept)} of {int(n_tok)} action tokens with {what}.")
+        if blp is not None and corr == "tis" and tis_capped:
+            notes.append(f"tis capped the ratio of {int(tis_capped)} tokens at {sig(method.cap)}.")
+        if n_capped and (corr != "tis" or method.ratio_cap < method.cap):
+            notes.append(
+                f"the ratio cap bound: {int(n_capped)} kept tokens had pi_train/pi_sampler > ratio_cap="
+                f"{sig(method.ratio_cap)} and were counted at {sig(method.ratio_cap)}."
+            )
+        upd.notes = notes + upd.notes
+
+    stale_flags = torch.zeros(B, dtype=torch.bool, device=b.device) if fresh is None else ~fresh
+    n_stale = host.want(stale_flags.sum())
+    host.then(finish)
+    indices_note(host, stale_flags, lambda n, idx: (
+        f"dropped {n} trajectories older than off_policy_steps={method.off_policy_steps} (indices {idx})."), upd.notes)
     lost_rows = base.admitted & ~admitted
     if fresh is not None:  # the stale ones are reported above
         lost_rows &= fresh
-    lost = torch.nonzero(lost_rows).flatten().tolist()
-    if lost:
-        notes.append(f"{len(lost)} trajectories lost every token to the correction (indices {fmt_indices(lost)}).")
-    return Update(
-        method=f"async {inner.name}",
-        coefficients=coef,
-        advantages=base.advantages,
-        admitted=admitted,
-        mask=mask,
-        stats=stats_out,
-        notes=notes,
-        value_targets=base.value_targets,
-        row_stats=row_stats,
-        normalizer=base.normalizer,
-    )
+    indices_note(host, lost_rows, lambda n, idx: (
+        f"{n} trajectories lost every token to the correction (indices {idx})."), upd.notes)
+    return upd

@@ -37,12 +37,14 @@ from pick_a_method.methods.rules._common import (
     OFF_POLICY_TOLERANCE,
     TOKEN_MEAN,
     checked_batch,
-    fmt_indices,
     global_sums,
+    indices_note,
     reducer,
     rule,
     sig,
 )
+from pick_a_method.methods.rules.checks import sub_into
+from pick_a_method.methods.rules.grouped import off_policy_rows
 from pick_a_method.methods.update import Update
 
 _LOG2 = math.log(2.0)
@@ -89,78 +91,93 @@ def distill_update(
         "text, and put them in each trajectory's teacher_logprobs."
     )
     # rewards are not read, so not checked
-    b, mf, L, clean = checked_batch(
-        batch, call.dtype, call.device, validate=call.validate, rewards=False, needs="teacher_logprobs", method=who, hint=hint
-    )
-    B = b.size
-    dt = b.dtype
+    host = call.host
+    b, dt, L, _, policy = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=host,
+                                        rewards=False, needs="teacher_logprobs", method=who, hint=hint)
+    B, T = b.logprobs.shape
     teacher = b.teacher_logprobs
-    delta = torch.sub(teacher, b.logprobs)
-    if not clean:
-        delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
-    c = sampled_token_coefficients(delta, method.divergence, float(method.ratio_cap)).mul_(mf)
     red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
-    coef = c / sums[0].clamp_min(1).to(dt)
-    admitted = torch.ones(B, dtype=torch.bool, device=b.device)
-    row_stats = {"reverse_kl": -(delta * mf).sum(1) / L.clamp_min(1)}
-    if not call.stats:
-        return Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)
+    n_global = sums[0].clamp_min(1).to(dt)
+    c = torch.empty(B, T, dtype=dt, device=b.device)  # the advantages, written chunk by chunk
+    coef = torch.empty(B, T, dtype=dt, device=b.device)
+    rk_rows = torch.empty(B, dtype=dt, device=b.device)
+    if call.stats:  # per row: k3 sum, tokens the teacher prefers, tokens past the cap, past the clamp, max |delta|
+        extra = torch.empty(5, B, dtype=dt, device=b.device)
+    zero = torch.zeros((), dtype=dt, device=b.device)
+    clamp_at = D.OPD_LOG_RATIO_CLAMP
+    log_cap = math.log(method.ratio_cap) if method.ratio_cap < math.inf else math.inf
 
-    n_local = float(L.sum())
-    dm = delta.clamp(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
-    k3 = (torch.expm1(dm) - dm).mul_(mf)
-    masked_delta = torch.where(b.mask, delta, torch.zeros((), dtype=dt, device=b.device))
-    n_capped = 0
-    if method.divergence == "forward_kl" and method.ratio_cap < math.inf:
-        n_capped = int((masked_delta > math.log(method.ratio_cap)).sum())
-    stats_out = {
-        "trajectories": float(sums[1]),
-        "action_tokens": float(sums[0]),
-        "admitted_share": 1.0,
-        "reverse_kl": -float((delta * mf).sum()) / n_local,
-        "reverse_kl_k3": float(k3.sum()) / n_local,
-        "teacher_prefers_share": float(((delta > 0).to(dt) * mf).sum()) / n_local,
-        "capped_token_share": n_capped / n_local,
-    }
-    notes = [f"{who} reads no reward: the signal is the teacher's log-probs ({method.divergence}, sampled-token form)."]
-    if red.note:
-        notes.append(red.note)
-    if n_capped:
-        notes.append(
-            f"the ratio cap bound: {n_capped} action tokens had pi_teacher/pi_student > ratio_cap="
-            f"{sig(method.ratio_cap)}; their forward-KL weight was counted at {sig(method.ratio_cap)}."
-        )
-    if b.behavior_logprobs is not None and not call.within_async:
-        off = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
-        rows = torch.nonzero(off.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
-        if rows:
+    def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
+        m = b.mask[r]
+        d = sub_into(c[r], teacher[r], b.logprobs[r])
+        torch.where(m, d, zero, out=d)  # delta on action tokens, 0 elsewhere (padding may hold anything)
+        rk_rows[r] = d.sum(1)
+        if call.stats:
+            a = d.abs()
+            extra[4, r] = a.amax(1)
+            extra[3, r] = torch.gt(a, clamp_at).sum(1)
+            extra[2, r] = torch.gt(d, log_cap).sum(1)
+            extra[1, r] = torch.gt(d, 0).sum(1)
+            dm = torch.clamp(d, -clamp_at, clamp_at, out=a)
+            extra[0, r] = torch.expm1(dm).sub_(dm).sum(1)  # k3 = exp(delta) - 1 - delta, 0 off the mask
+        sampled_token_coefficients_(d, method.divergence, float(method.ratio_cap))
+        torch.div(d, n_global, out=coef[r])
+
+    outputs = 2 * dt.itemsize / b.dtype.itemsize  # c and the coefficients, in [B, T] tensors of the input dtype
+    for r in policy.chunks(B, T, temps=3 if call.stats else 1.5, compute=dt, given=b.dtype, outputs=outputs):
+        chunk(r)
+    admitted = torch.ones(B, dtype=torch.bool, device=b.device)
+    row_stats = {"reverse_kl": -rk_rows / L.clamp_min(1)}
+    upd = Update(method.name, coef, c, admitted, b.mask, row_stats=row_stats, normalizer=TOKEN_MEAN)
+    if not call.stats:
+        return upd
+    got = host.want([sums[0], sums[1], L.sum(), rk_rows.sum(), *extra[:4].sum(1), extra[4].max()])
+
+    def finish() -> None:
+        n_tok, n_traj, n_local, rk, k3, prefers, n_capped, n_over, big = got()
+        if not (method.divergence == "forward_kl" and method.ratio_cap < math.inf):
+            n_capped = 0.0
+        upd.stats = {"trajectories": n_traj, "action_tokens": n_tok, "admitted_share": 1.0,
+                     "reverse_kl": -rk / n_local, "reverse_kl_k3": k3 / n_local,
+                     "teacher_prefers_share": prefers / n_local, "capped_token_share": n_capped / n_local}
+        notes = [f"{who} reads no reward: the signal is the teacher's log-probs ({method.divergence}, sampled-token form)."]
+        if red.note:
+            notes.append(red.note)
+        if n_capped:
             notes.append(
-                f"{len(rows)} trajectories were sampled by another policy (indices {fmt_indices(rows)}); the "
-                "sampled-token estimate assumes the student's own samples: wrap the method in Async."
+                f"the ratio cap bound: {int(n_capped)} action tokens had pi_teacher/pi_student > ratio_cap="
+                f"{sig(method.ratio_cap)}; their forward-KL weight was counted at {sig(method.ratio_cap)}."
             )
-    if who == "OPSD" and method.anchor_parts()[0] == "live":
-        notes.append("anchor=live: the teacher moves with the student every step (prime-rl's opsd).")
-    # only action tokens count (padding may hold anything)
-    over = masked_delta.abs() > D.OPD_LOG_RATIO_CLAMP
-    n_over = int(over.sum())
-    if n_over and method.divergence != "reverse_kl":
-        big = float(masked_delta.abs().max())
-        notes.append(
-            f"|teacher_lp - logp| exceeded {D.OPD_LOG_RATIO_CLAMP:g} on {n_over} action tokens (largest {sig(big)}); "
-            f"clamped to {D.OPD_LOG_RATIO_CLAMP:g} before exp."
-        )
-    return Update(
-        method=method.name,
-        coefficients=coef,
-        advantages=c,
-        admitted=admitted,
-        mask=b.mask,
-        stats=stats_out,
-        notes=notes,
-        row_stats=row_stats,
-        normalizer=TOKEN_MEAN,
-    )
+        upd.notes[:0] = notes
+        if who == "OPSD" and method.anchor_parts()[0] == "live":
+            upd.notes.append("anchor=live: the teacher moves with the student every step (prime-rl's opsd).")
+        if n_over and method.divergence != "reverse_kl":
+            upd.notes.append(
+                f"|teacher_lp - logp| exceeded {clamp_at:g} on {int(n_over)} action tokens (largest {sig(big)}); "
+                f"clamped to {clamp_at:g} before exp."
+            )
+
+    if b.behavior_logprobs is not None and not call.within_async:  # read before finish: its note comes after
+        indices_note(host, off_policy_rows(b, dt, policy, outputs) > OFF_POLICY_TOLERANCE, lambda n, idx: (
+            f"{n} trajectories were sampled by another policy (indices {idx}); the sampled-token estimate "
+            "assumes the student's own samples: wrap the method in Async."), upd.notes)
+    host.then(finish)
+    return upd
+
+
+def sampled_token_coefficients_(d: torch.Tensor, divergence: str, ratio_cap: float) -> torch.Tensor:
+    """``sampled_token_coefficients`` in place on d (the chunk's delta): no temporary but softplus's."""
+    if divergence == "reverse_kl":
+        return d
+    d.clamp_(-D.OPD_LOG_RATIO_CLAMP, D.OPD_LOG_RATIO_CLAMP)
+    if divergence == "forward_kl":
+        if ratio_cap < math.inf:
+            d.clamp_(max=math.log(ratio_cap))  # pi_T/pi_S <= ratio_cap
+        return torch.expm1(d, out=d)
+    if divergence == "jsd":
+        return torch.sub(torch.nn.functional.softplus(d), _LOG2, out=d).mul_(0.5)
+    raise ValueError(f"divergence must be one of {', '.join(D.DIVERGENCES)}; got {divergence!r}")
 
 
 @dataclass(eq=False)

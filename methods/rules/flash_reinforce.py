@@ -16,15 +16,15 @@ from pick_a_method.methods.rules._common import (
     RuleCall,
     checked_batch,
     expand_rows,
-    fmt_indices,
     global_sums,
+    indices_note,
     on_policy_notes,
     reducer,
     rule,
     sig,
     staleness_gate,
 )
-from pick_a_method.methods.rules.lagae import CHUNK_ROWS
+from pick_a_method.methods.rules.checks import clamp_into, sub_into
 from pick_a_method.methods.update import Update
 
 _LOG_P_LO = math.log(D.FLASH_REINFORCE_PROBABILITY_FLOOR)
@@ -76,9 +76,10 @@ def flash_reinforce_update(
     max_sequence_kl, mean_ratio (over admitted action tokens, after the cap; NaN when none),
     capped_token_share. ``row_stats``: drift, mean_ratio.
     """
-    b, mf, L, clean = checked_batch(batch, call.dtype, call.device, validate=call.validate, behavior=True)
+    host = call.host
+    chk = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=host, behavior=True)
+    b, dt, L, clean, policy = chk
     B, T = b.logprobs.shape
-    dt = b.dtype
     lp = b.logprobs
     blp = b.behavior_logprobs
     R = b.rewards.to(dt)
@@ -94,26 +95,25 @@ def flash_reinforce_update(
     drift_sum = torch.zeros(B, dtype=dt, device=b.device)
     ratio_sum = torch.zeros(B, dtype=dt, device=b.device)
     capped_rows = torch.zeros(B, dtype=dt, device=b.device)
+    clamped_rows = torch.zeros(B, dtype=dt, device=b.device)
     trust = float(method.trust)
     cap = float(method.ratio_cap)
     log_cap = math.log(cap)  # inf when uncapped
-    clamped = 0
     clamp_at = D.FLASH_REINFORCE_LOG_RATIO_CLAMP
     zero = torch.zeros((), dtype=dt, device=b.device)
 
     if blp is None:
         drift = torch.zeros(B, dtype=dt, device=b.device)
     else:
-        rows = min(CHUNK_ROWS, B)
-        buf = [torch.empty(rows, T, dtype=dt, device=b.device) for _ in range(4)]
+        chunks = policy.chunks(B, T, temps=4 + call.stats, compute=dt, given=b.dtype, outputs=dt.itemsize / b.dtype.itemsize)
+        rows = max(r.stop - r.start for r in chunks)
+        buf = policy.workspace(4, rows, T, dt, b.device)
         # pass 1: drift per trajectory (the gate needs all of it before any coefficient)
-        for i0 in range(0, B, rows):
-            i1 = min(i0 + rows, B)
-            n = i1 - i0
+        for r in chunks:
+            n = r.stop - r.start
             b1, b2, b3, b4 = (x[:n] for x in buf)
-            lp_c, blp_c, mf_c = lp[i0:i1], blp[i0:i1], mf[i0:i1]
-            lq = torch.clamp(lp_c, _LOG_P_LO, _LOG_P_HI, out=b1)
-            lpb = torch.clamp(blp_c, _LOG_P_LO, _LOG_P_HI, out=b2)
+            lq = clamp_into(b1, lp[r], _LOG_P_LO, _LOG_P_HI)
+            lpb = clamp_into(b2, blp[r], _LOG_P_LO, _LOG_P_HI)
             p = torch.exp(lpb, out=b3)
             d = lpb.sub_(lq).mul_(p)  # b2 = p * (log p - log q)
             q = torch.exp(lq, out=b1)
@@ -121,77 +121,89 @@ def flash_reinforce_update(
             t = torch.sub(q, p, out=b4).div_(q.neg_().add_(1)).log1p_()
             d.add_(t.mul_(p.neg_().add_(1))).clamp_(min=0)
             if clean:
-                d.mul_(mf_c)
+                chk.mask_(d, r)
             else:
-                d = torch.where(mf_c.bool(), d, zero)
-            drift_sum[i0:i1] = d.sum(1)
+                d = torch.where(b.mask[r], d, zero, out=d)
+            drift_sum[r] = d.sum(1)
         drift = drift_sum / L1
     admitted = drift <= trust  # NaN compares False: a non-finite drift is rejected
-    fresh, stale = staleness_gate(b, method.off_policy_steps, want_indices=call.stats)
+    fresh = staleness_gate(b, method.off_policy_steps)
     if fresh is not None:
         admitted &= fresh
     admitted &= L > 0
     scale = torch.where(admitted, A / (L1 * n_global.to(dt)), zero)
     if blp is None:  # on-policy: every ratio is 1
-        torch.mul(mf, scale[:, None], out=coef)
+        torch.where(b.mask, scale[:, None], zero, out=coef)
         ratio_sum = L.clone()
     else:
         # pass 2: ratio (log-clamped for exp, then capped) and coefficients
-        for i0 in range(0, B, rows):
-            i1 = min(i0 + rows, B)
-            n = i1 - i0
-            x = torch.sub(lp[i0:i1], blp[i0:i1], out=buf[0][:n])
-            mf_c = mf[i0:i1]
+        for r in chunks:
+            n = r.stop - r.start
+            x = sub_into(buf[0][:n], lp[r], blp[r])
             if not clean:
-                x = torch.where(mf_c.bool(), x, zero)
-            if call.stats:  # one reduction per chunk; the counts below run only when something is out of range
-                lo, hi = (float(v) for v in torch.aminmax(x))
+                x = torch.where(b.mask[r], x, zero, out=x)
+            if call.stats:  # counted for every row; the admitted ones are summed after
+                # on a CPU one reduction says whether anything is out of range (usually nothing is); on a device
+                # the counts run without asking (a read would wait)
+                lo, hi = (float(v) for v in torch.aminmax(x)) if policy.host_reads else (-math.inf, math.inf)
                 if hi > log_cap:
-                    capped_rows[i0:i1] = ((x > log_cap) & mf_c.bool()).sum(1).to(dt)
+                    capped_rows[r] = torch.gt(x, log_cap).logical_and_(b.mask[r]).sum(1)
                 if lo < -clamp_at or hi > clamp_at:
-                    clamped += int(((x.abs() > clamp_at) & mf_c.bool() & admitted[i0:i1, None]).sum())
+                    clamped_rows[r] = torch.abs(x).gt_(clamp_at).logical_and_(b.mask[r]).sum(1)
             # min(exp(x), cap) as exp(min(x, log cap)): the cap costs no pass of its own
-            x.clamp_(-clamp_at, min(clamp_at, log_cap)).exp_().mul_(mf_c)
-            ratio_sum[i0:i1] = x.sum(1)
-            torch.mul(x, scale[i0:i1, None], out=coef[i0:i1])
+            chk.mask_(x.clamp_(-clamp_at, min(clamp_at, log_cap)).exp_(), r)
+            ratio_sum[r] = x.sum(1)
+            torch.mul(x, scale[r, None], out=coef[r])
 
-    stats_out: dict[str, float] = {}
-    notes: list[str] = []
-    if call.stats:
-        n_adm = int(admitted.sum())
-        n_local = float(L.sum())
-        adm_tokens = float(L[admitted].sum()) if n_adm else 0.0
-        mean_ratio = float(ratio_sum[admitted].sum()) / adm_tokens if n_adm else math.nan
-        capped = float(capped_rows[admitted].sum())
-        stats_out = {
-            "mean_reward": float(baseline),
-            "trajectories": float(n_global),
-            "action_tokens": float(sums[2]),
+    upd = Update(
+        method=method.name,
+        coefficients=coef,
+        advantages=expand_rows(A, T),
+        admitted=admitted,
+        mask=b.mask,
+        row_stats={"drift": drift, "mean_ratio": ratio_sum / L1},
+        normalizer="1/(T_i * B): each trajectory weighs 1/B, spread over its action tokens",
+    )
+    if not call.stats:
+        return upd
+    def adm(x: torch.Tensor) -> torch.Tensor:
+        return torch.where(admitted, x, zero).sum()
+
+    got = host.want([
+        baseline, n_global, sums[2], admitted.sum(), L.sum(), adm(L), adm(ratio_sum),
+        adm(capped_rows), adm(clamped_rows), drift.mean(), drift.max(), (A == 0).all(), R[0],
+    ])
+    gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
+    gated &= L > 0
+    worst = host.want(torch.where(gated, drift, -math.inf).max())
+    indices_note(host, gated, lambda n, idx: (
+        f"rejected {n} of {B} trajectories whose mean per-token drift exceeded trust={sig(trust)} "
+        f"(indices {idx}; largest {sig(worst())}): they still count in B. Check that "
+        "behavior_logprobs are the sampler's log-probs of these tokens, lower the lag, or raise trust."), upd.notes)
+    if fresh is not None:
+        indices_note(host, ~fresh, lambda n, idx: (
+            f"rejected {n} trajectories older than off_policy_steps={method.off_policy_steps} "
+            f"(indices {idx}); they still count in B."), upd.notes)
+
+    def finish() -> None:
+        (mean_r, n_traj, n_tok, n_adm, n_local, adm_tokens, adm_ratio, capped, clamped, mean_kl, max_kl,
+         all_zero, r0) = got()
+        upd.stats = {
+            "mean_reward": mean_r,
+            "trajectories": n_traj,
+            "action_tokens": n_tok,
             "admitted_share": n_adm / B,
-            "mean_sequence_kl": float(drift.mean()),
-            "max_sequence_kl": float(drift.max()),
-            "mean_ratio": mean_ratio,
+            "mean_sequence_kl": mean_kl,
+            "max_sequence_kl": max_kl,
+            "mean_ratio": adm_ratio / adm_tokens if n_adm else math.nan,
             "capped_token_share": capped / n_local if n_local else 0.0,
         }
-        gated = ~admitted if fresh is None else ~admitted & fresh  # refused by the trust gate, not for staleness
-        rejected = torch.nonzero(gated & (L > 0)).flatten().tolist()
-        if rejected:
-            worst = float(drift[rejected].max())
-            notes.append(
-                f"rejected {len(rejected)} of {B} trajectories whose mean per-token drift exceeded trust={sig(trust)} "
-                f"(indices {fmt_indices(rejected)}; largest {sig(worst)}): they still count in B. Check that "
-                "behavior_logprobs are the sampler's log-probs of these tokens, lower the lag, or raise trust."
-            )
-        if stale:
-            notes.append(
-                f"rejected {len(stale)} trajectories older than off_policy_steps={method.off_policy_steps} "
-                f"(indices {fmt_indices(stale)}); they still count in B."
-            )
+        notes = upd.notes
         if n_adm == 0:
             notes.append("no trajectory was admitted: this update moves nothing.")
-        elif bool((A == 0).all()):
+        elif all_zero:
             notes.append(
-                f"every reward is {sig(float(R[0]), 4)}, so every advantage is 0 and this update moves nothing: "
+                f"every reward is {sig(r0, 4)}, so every advantage is 0 and this update moves nothing: "
                 "enlarge the batch or select prompts the model passes 20-80% of the time."
             )
         notes += on_policy_notes(b)
@@ -202,19 +214,11 @@ def flash_reinforce_update(
             )
         if clamped:
             notes.append(
-                f"{clamped} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was clamped "
-                "before exp."
+                f"{int(clamped)} admitted tokens had |logp - behavior_logp| > {clamp_at:g}; their log-ratio was "
+                "clamped before exp."
             )
         if red.note:
             notes.append(red.note)
-    return Update(
-        method=method.name,
-        coefficients=coef,
-        advantages=expand_rows(A, T),
-        admitted=admitted,
-        mask=b.mask,
-        stats=stats_out,
-        notes=notes,
-        row_stats={"drift": drift, "mean_ratio": ratio_sum / L1},
-        normalizer="1/(T_i * B): each trajectory weighs 1/B, spread over its action tokens",
-    )
+
+    host.then(finish)
+    return upd

@@ -24,13 +24,14 @@ from pick_a_method.methods.rules._common import (
     OFF_POLICY_TOLERANCE,
     advantage_update,
     checked_batch,
-    fmt_indices,
-    global_action_tokens,
+    first_true_k,
     global_sums,
+    indices_note,
     reducer,
     rule,
     sig,
 )
+from pick_a_method.methods.rules.checks import verify, widened_diff
 from pick_a_method.methods.update import Update
 
 
@@ -38,7 +39,13 @@ def group_index(b: Batch, group_size: int, method: str) -> torch.Tensor:
     """[B] int64 group ids 0..G-1 (from the batch's groups, else consecutive blocks of group_size)."""
     B = b.size
     if b.groups is not None:
-        return torch.unique(b.groups, return_inverse=True)[1]
+        # the ids torch.unique(return_inverse=True) gives (in sorted order of the group keys), from a sort and a
+        # running count: unique's output size depends on the data, so on a GPU it waits for the device
+        order = torch.argsort(b.groups, stable=True)
+        s = b.groups[order]
+        new = torch.ones(B, dtype=torch.long, device=b.device)
+        new[1:] = s[1:] != s[:-1]
+        return torch.empty_like(new).scatter_(0, order, torch.cumsum(new, 0).sub_(1))
     if B % group_size:
         raise ValueError(
             f"{method}: the batch has {B} trajectories, not a multiple of group_size={group_size}, and names no "
@@ -56,8 +63,9 @@ def group_members(b: Batch, group_size: int, method: str) -> list[list[int]]:
 
 
 def group_means(R: torch.Tensor, gid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(per-group mean [G], per-group count [G])."""
-    G = int(gid.max()) + 1
+    """(per-group mean, per-group count), over B slots: slots past the last group have count 0 (mean NaN).
+    B slots, not G = max(gid) + 1: knowing G is a host read."""
+    G = R.shape[0]
     counts = torch.zeros(G, dtype=R.dtype, device=R.device).index_add_(0, gid, torch.ones_like(R))
     sums = torch.zeros(G, dtype=R.dtype, device=R.device).index_add_(0, gid, R)
     return sums / counts, counts
@@ -84,21 +92,11 @@ def max_rl_advantages(R: torch.Tensor, gid: torch.Tensor) -> torch.Tensor:
     return torch.where(ok, (R - m) / torch.where(ok, m, torch.ones_like(m)), torch.zeros_like(R))
 
 
-def _grpo(method: Any, R: torch.Tensor, gid: torch.Tensor, *_: Any) -> torch.Tensor:
+def _grpo(method: Any, R: torch.Tensor, gid: torch.Tensor) -> torch.Tensor:
     return grpo_advantages(R, gid, bool(method.normalize_std))
 
 
-def _max_rl(method: Any, R: torch.Tensor, gid: torch.Tensor, mean: torch.Tensor, counts: torch.Tensor,
-            notes: list[str], validate: bool) -> torch.Tensor:
-    if validate and bool((R < 0).any()):
-        i = int(torch.nonzero(R < 0)[0])
-        raise ValueError(
-            f"trajectory {i}: reward is {float(R[i])!r}; max_rl divides by the group's mean pass rate and "
-            "needs rewards >= 0 (use grpo for signed rewards)"
-        )
-    zero_mean = int(((mean <= 0) & (counts > 1)).sum())
-    if zero_mean:
-        notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
+def _max_rl(method: Any, R: torch.Tensor, gid: torch.Tensor) -> torch.Tensor:
     return max_rl_advantages(R, gid)
 
 
@@ -137,15 +135,20 @@ def grouped_update(
     mixed_group_share (groups whose rewards differ), zero_advantage_share, mean_abs_advantage; rae adds
     agents and mean_baseline (after the update).
     """
-    b, mf, L, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate)
+    host = call.host
+    b, dt, L, _, policy = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=host)
     B = b.size
-    dt = b.dtype
     R = b.rewards.to(dt)
     name = method.name
     notes: list[str] = []
     stats_out: dict[str, float] = {}
+    red = reducer(call.distributed, call.process_group)
+    sums = global_sums([L.sum(), float(B)], red, b.device)
+    n_global = sums[0]
+    later: dict[str, Any] = {}
 
     if method.stateful:  # rae: an EMA baseline per agent, read before each trajectory's reward moves it
+        # a scan in Python over the rewards (one read of them: the baselines are host state)
         agents = b.agents or [D.RAE_DEFAULT_AGENT] * B
         agents = [a or D.RAE_DEFAULT_AGENT for a in agents]
         A, state = rae_advantages(R, agents, method.baselines, float(method.decay))
@@ -158,58 +161,80 @@ def grouped_update(
     else:
         gid = group_index(b, method.group_size, name)
         mean, counts = group_means(R, gid)
-        A = GROUP_ADVANTAGES[method.info](method, R, gid, mean, counts, notes, call.validate)
-        if not call.stats:
-            red = reducer(call.distributed, call.process_group)
-            return advantage_update(name, b, mf, A, global_action_tokens(L, red, b.device), {}, [])
-        G = int(counts.numel())
-        spread = torch.zeros(G, dtype=dt, device=b.device).index_add_(0, gid, (R - mean[gid]).abs())
-        mixed = int((spread > 0).sum())
-        stats_out["groups"] = float(G)
-        stats_out["mixed_group_share"] = mixed / G
-        singles = int((counts == 1).sum())
-        if singles:
-            notes.append(
-                f"{singles} of {G} groups have one rollout and carry no gradient under {name} "
-                "(use rae, or a single-rollout method, when each prompt has one rollout)."
-            )
-        if mixed < G:
-            notes.append(
-                f"{G - mixed} of {G} groups have identical rewards (all pass or all fail) and carry no gradient."
-            )
-        sizes = sorted({int(c) for c in counts.tolist()})
-        if b.groups is not None and sizes != [method.group_size]:
-            notes.append(
-                f"group sizes in the batch are {sizes[:6]}; the group_size knob ({method.group_size}) sets the "
-                "sampler's rollouts per prompt and is not used when trajectories name their group."
-            )
-
-    red = reducer(call.distributed, call.process_group)
-    sums = global_sums([L.sum(), float(B)], red, b.device)
-    n_global = sums[0]
+        if method.info == M.MAX_RL and call.validate:
+            verify(policy, host, lambda: (R < 0).any(), lambda: _refuse_negative(R))
+        A = GROUP_ADVANTAGES[method.info](method, R, gid)
+        if call.stats:
+            used = counts > 0
+            spread = torch.zeros_like(R).index_add_(0, gid, (R - mean[gid]).abs())
+            present = torch.zeros(B + 1, dtype=torch.bool, device=b.device).index_fill_(0, counts.long(), True)
+            later["groups"] = host.want([used.sum(), (spread > 0).sum(), (counts == 1).sum(),
+                                         ((mean <= 0) & (counts > 1)).sum()])
+            later["sizes"] = host.want(first_true_k(present[1:], 7))
+    upd = advantage_update(name, b, A, n_global, stats_out, notes)
+    n_first = len(notes)
     if not call.stats:
-        return advantage_update(name, b, mf, A, n_global, {}, [])
+        return upd
     zero = A == 0
-    stats_out = {
-        "trajectories": float(sums[1]),
-        "action_tokens": float(n_global),
-        "admitted_share": 1.0,
-        "mean_reward": float(R.mean()),
-        **stats_out,
-        "zero_advantage_share": float(zero.sum()) / B,
-        "mean_abs_advantage": float(A.abs().mean()),
-    }
-    if red.note:
-        notes.append(red.note)
-    if bool(zero.all()):
-        notes.append("every advantage is 0: this update moves nothing.")
+    means = host.want([sums[0], sums[1], R.mean(), zero.sum(), A.abs().mean()])
+    off = None
     if b.behavior_logprobs is not None and not call.within_async:
-        diff = torch.where(b.mask, (b.logprobs - b.behavior_logprobs).abs(), torch.zeros((), dtype=dt, device=b.device))
-        worst = float(diff.max())
-        if worst > OFF_POLICY_TOLERANCE:
-            rows = torch.nonzero(diff.amax(1) > OFF_POLICY_TOLERANCE).flatten().tolist()
-            notes.append(
-                f"{len(rows)} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(worst)}; "
-                f"indices {fmt_indices(rows)}); {name} applies no importance ratio: wrap it in Async for stale rollouts."
-            )
-    return advantage_update(name, b, mf, A, n_global, stats_out, notes)
+        off = off_policy_rows(b, dt, policy, outputs=dt.itemsize / b.dtype.itemsize)
+        later["off"] = host.want(off.max())
+        indices_note(host, off > OFF_POLICY_TOLERANCE, lambda n, idx: (
+            f"{n} trajectories were sampled by another policy (|logp - behavior_logp| up to {sig(later['off']())}; "
+            f"indices {idx}); {name} applies no importance ratio: wrap it in Async for stale rollouts."), notes)
+
+    def finish() -> None:
+        n_tok, n_traj, mean_r, n_zero, mean_abs = means()
+        head = {"trajectories": n_traj, "action_tokens": n_tok, "admitted_share": 1.0, "mean_reward": mean_r}
+        group_notes: list[str] = []
+        if "groups" in later:
+            G, mixed, singles, zero_mean = (int(x) for x in later["groups"]())
+            head.update({"groups": float(G), "mixed_group_share": mixed / G})
+            if method.info == M.MAX_RL and zero_mean:
+                group_notes.append(f"{zero_mean} groups have mean reward 0 and carry no gradient under max_rl.")
+            if singles:
+                group_notes.append(
+                    f"{singles} of {G} groups have one rollout and carry no gradient under {name} "
+                    "(use rae, or a single-rollout method, when each prompt has one rollout)."
+                )
+            if mixed < G:
+                group_notes.append(
+                    f"{G - mixed} of {G} groups have identical rewards (all pass or all fail) and carry no gradient."
+                )
+            sizes = [int(v) + 1 for v in later["sizes"]()[1:] if v >= 0][:6]
+            if b.groups is not None and sizes != [method.group_size]:
+                group_notes.append(
+                    f"group sizes in the batch are {sizes}; the group_size knob ({method.group_size}) sets the "
+                    "sampler's rollouts per prompt and is not used when trajectories name their group."
+                )
+        upd.stats.update({**head, **upd.stats, "zero_advantage_share": n_zero / B, "mean_abs_advantage": mean_abs})
+        own = group_notes + upd.notes[:n_first] + ([red.note] if red.note else [])
+        if n_zero == B:
+            own.append("every advantage is 0: this update moves nothing.")
+        upd.notes[:n_first] = own  # before the notes the reads added (off-policy rows)
+
+    host.then(finish)
+    return upd
+
+
+def off_policy_rows(b: Batch, dt: torch.dtype, policy: Any, outputs: float = 0.0) -> torch.Tensor:
+    """[B] the largest |logp - behavior_logp| of each trajectory's action tokens, chunk by chunk (``outputs``: the
+    [B, T] tensors of the input dtype the caller holds meanwhile)."""
+    B, T = b.logprobs.shape
+    out = torch.empty(B, dtype=dt, device=b.device)
+    zero = torch.zeros((), dtype=dt, device=b.device)
+    for r in policy.chunks(B, T, temps=2, compute=dt, given=b.dtype, outputs=outputs):
+        x = widened_diff(b.logprobs[r], b.behavior_logprobs[r], dt).abs_()
+        torch.amax(torch.where(b.mask[r], x, zero), 1, out=out[r])
+    return out
+
+
+def _refuse_negative(R: torch.Tensor) -> None:
+    if bool((R < 0).any()):
+        i = int(torch.nonzero(R < 0)[0])
+        raise ValueError(
+            f"trajectory {i}: reward is {float(R[i])!r}; max_rl divides by the group's mean pass rate and "
+            "needs rewards >= 0 (use grpo for signed rewards)"
+        )

@@ -8,17 +8,35 @@ the recursion). ``lagae_reference`` is the backward loop over T (the tests' refe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from typing import NamedTuple
+import functools
+from typing import Callable, NamedTuple
 
 import torch
 
-CHUNK_ROWS = 256  # rows per chunk: keeps each temporary near 1 MiB at T = 1024 (cache resident)
+from pick_a_method.methods.rules.policy import CPU, Policy, Scratch
+
+# log of the smallest lambda^k the closed form divides by (about 1e-35 in float32, 1e-304 in float64): rows
+# whose lambda^(L-1) is below it take an exact fallback
+_FLOOR = {torch.float32: -80.0, torch.float64: -700.0}
 
 
-def row_chunks(B: int) -> Iterator[slice]:
-    for i0 in range(0, B, CHUNK_ROWS):
-        yield slice(i0, min(i0 + CHUNK_ROWS, B))
+@functools.lru_cache(maxsize=64)
+def device_exact(alpha: float, dt: torch.dtype) -> bool:
+    """Whether the device path (no host read) is exact for this gae_alpha: no row with lambda > 0 can underflow
+    lambda^(L-1), and the rows with lambda = 0 (L <= 1/alpha) are short enough to run with lambda = eps^2 in its
+    place (which changes A by eps^2 relative: below rounding). True for every alpha above about 1/4 (SAO 1.5,
+    BPCO 0.4); below, the rule reads which rows are special, as on a CPU."""
+    floor = _FLOOR.get(dt, -80.0)
+    tiny = math.log(torch.finfo(dt).eps ** 2)
+    l_zero = math.floor(1.0 / alpha + 1e-12)  # the longest row with lambda = 0
+    if (l_zero - 1) * tiny < floor:
+        return False
+    worst = -1.0 / alpha  # the limit of (L - 1) log(lambda) as L grows
+    for L in range(max(1, l_zero), l_zero + 4096):
+        lam = 1.0 - 1.0 / (alpha * L)
+        if lam > 0:
+            worst = min(worst, (L - 1) * math.log(lam))
+    return worst >= floor
 
 
 # ------------------------------------------------------------------------------------------------
@@ -94,7 +112,8 @@ def lagae(
     the temporaries stay cache-sized.
     """
     gae = LaGae(values, mf, L, lam, rewards, out=out)
-    for r in row_chunks(values.shape[0]):
+    B, T = values.shape
+    for r in CPU.chunks(B, T, temps=4, compute=values.dtype, given=values.dtype):
         gae.rows(r, clean)
     return gae.out
 
@@ -103,31 +122,48 @@ class LaGae:
     """The closed-form LA-GAE of a batch, filled into ``out`` chunk by chunk: ``rows(r, clean)`` computes rows r
     and returns them (with -V on their action tokens) for the caller to use while they are still in cache (SAO
     and BPCO build their coefficients there). ``clean``: the values are finite everywhere (else they are masked
-    NaN-safely)."""
+    NaN-safely). ``mask_rows(r)``: the float mask of rows r (default: ``mf[r]``).
+
+    Under the device policy (``policy.host_reads`` False) nothing is read back: lambda^k from the action rank
+    (a cumsum of the mask, not the prefix-mask table, which needs to know the mask is a prefix), the reverse
+    sum always (not the forward one where it is accurate enough, which needs a per-chunk read), and the rows
+    with lambda = 0 through lambda = eps^2 (``device_exact(alpha)``; for an alpha where that is not exact, the
+    special rows are read and fixed as on a CPU)."""
 
     def __init__(
         self,
         values: torch.Tensor,
-        mf: torch.Tensor,
+        mf: torch.Tensor | None,
         L: torch.Tensor,
         lam: torch.Tensor,
         rewards: torch.Tensor,
         out: torch.Tensor | None = None,
+        *,
+        dtype: torch.dtype | None = None,
+        policy: Policy = CPU,
+        alpha: float | None = None,
+        mask_rows: Callable[[slice], torch.Tensor] | None = None,
     ) -> None:
         B, T = values.shape
-        dt = values.dtype
+        dt = dtype or values.dtype
         dev = values.device
         f64 = torch.float64
-        self.values, self.mf, self.lam, self.rewards = values, mf, lam, rewards
-        self.out = torch.empty_like(values) if out is None else out
+        self.values, self.mf, self.lam, self.rewards, self.dt = values, mf, lam, rewards, dt
+        self.mask_rows = mask_rows or (lambda r: mf[r])  # type: ignore[index]
+        self.out = torch.empty(B, T, dtype=dt, device=dev) if out is None else out
         # per-row constants, computed once for the batch (per chunk they would cost ~0.5 ms of op overhead)
         lam64, L64 = lam.to(f64), L.to(f64)
-        floor = -80.0 if dt == torch.float32 else -700.0
-        special = (lam64 == 0) | ((L64 - 1) * torch.log(lam64) < floor)
-        safe_lam = torch.where(special, 0.5, lam64)
+        floor = _FLOOR.get(dt, -80.0)
+        self.reads = policy.host_reads or alpha is None or not device_exact(float(alpha), dt)
+        if self.reads:
+            special = (lam64 == 0) | ((L64 - 1) * torch.log(lam64) < floor)
+            safe_lam = torch.where(special, 0.5, lam64)
+        else:  # lambda = 0 rows run with eps^2 (exact to rounding); no row underflows (device_exact)
+            special = torch.zeros_like(lam64, dtype=torch.bool)
+            safe_lam = torch.where(lam64 == 0, torch.finfo(dt).eps ** 2, lam64)
         log2_lam = torch.where(special, 0.0, torch.log2(safe_lam))
         last = (L64 - 1).clamp_min(0)  # rank of the last action token
-        if is_prefix_mask(mf, L):
+        if policy.host_reads and is_prefix_mask(mf, L):
             # lambda^k = lambda^(M*(k // M)) * lambda^(k % M): a [K, M] outer product per row, one multiply per
             # token instead of an exp2 (3x the cost)
             M = math.isqrt(T - 1) + 1
@@ -152,12 +188,15 @@ class LaGae:
             forward=special | (tail * L64 <= 4.0 * last_w.to(f64)[:, 0]),
             special=special,
         )
-        self.any_special = bool(special.any())
+        self.any_special = self.reads and bool(special.any())
+        self.forward_ok = self.reads  # the forward sum is taken only where a read says it is accurate
 
-    def rows(self, r: slice, clean: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rows r: their advantages (a view of ``out``) and -V on their action tokens (0 elsewhere)."""
-        return _lagae_rows(self.values[r], self.mf[r], self.lam[r], self.rewards[r], clean, self.out[r],
-                           self.consts.slice(r), self.weights.slice(r), self.any_special)
+    def rows(self, r: slice, clean: bool, scratch: Scratch | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows r: their advantages (a view of ``out``) and -V on their action tokens (0 elsewhere). ``scratch``:
+        where the chunk's temporaries go (3 of [n, T + 2 sqrt(T) + 2] at most)."""
+        scratch = scratch or Scratch(None, self.dt, self.out.device)
+        return _lagae_rows(self.values[r], self.mask_rows(r), self.lam[r], self.rewards[r], clean, self.out[r],
+                           self.consts.slice(r), self.weights.slice(r), self.any_special, self.forward_ok, scratch)
 
 
 class _Weights(NamedTuple):
@@ -170,12 +209,12 @@ class _Weights(NamedTuple):
     def slice(self, r: slice) -> "_Weights":
         return _Weights(*(None if x is None else x[r] for x in self))
 
-    def compute(self, mf: torch.Tensor, last_w: torch.Tensor) -> torch.Tensor:
+    def compute(self, mf: torch.Tensor, last_w: torch.Tensor, scratch: Scratch) -> torch.Tensor:
         n, T = mf.shape
         if self.hi is None:  # action rank k (0 before the first action token, at most L-1)
-            return torch.cumsum(mf, 1).sub_(1).clamp_(min=0).mul_(self.log2_lam).exp2_()
+            return torch.cumsum(mf, 1, out=scratch.take(n, T)).sub_(1).clamp_(min=0).mul_(self.log2_lam).exp2_()
         K, M = self.hi.shape[1], self.lo.shape[1]
-        w = torch.empty(n, K * M, dtype=mf.dtype, device=mf.device)
+        w = scratch.take(n, K * M)
         torch.mul(self.hi[:, :, None], self.lo[:, None, :], out=w.view(n, K, M))
         # past the last action token (padding) use lambda^(L-1): lambda^k may underflow to 0 there, and the
         # division needs w > 0; on action tokens this changes nothing (w >= lambda^(L-1) there)
@@ -221,25 +260,31 @@ def _lagae_rows(
     rows: _GaeRows,
     weights: _Weights,
     any_special: bool,
+    forward_ok: bool,
+    scratch: Scratch,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    dt = values.dtype
+    dt = out.dtype
     zero = torch.zeros((), dtype=dt, device=values.device)
     # nv = -V on action tokens, 0 elsewhere: negated so that the last step is one addcdiv (nv + numerator / w)
     if clean:
-        nv = torch.addcmul(zero, values, mf, value=-1.0)
-    else:
-        nv = torch.where(mf.bool(), values, zero).neg_()
-    w = weights.compute(mf, rows.last_w)  # lambda^k (k the action rank), >= lambda^(L-1) > 0
-    W = torch.mul(w, nv)  # -lambda^k V_k on action tokens, 0 elsewhere
+        nv = torch.addcmul(zero, values, mf, value=-1.0, out=scratch.take(*values.shape))
+    else:  # a half chunk is widened into nv first (where would keep its dtype)
+        nv = scratch.take(*values.shape).copy_(values)
+        nv = torch.where(mf.bool(), nv, zero, out=nv).neg_()
+    w = weights.compute(mf, rows.last_w, scratch)  # lambda^k (k the action rank), >= lambda^(L-1) > 0
+    W = torch.mul(w, nv, out=scratch.take(*nv.shape))  # -lambda^k V_k on action tokens, 0 elsewhere
     # out = lambda^(L-1) R + tail * (sum of lambda^j V_j strictly after t)  (mul + add_ beat one addcmul 3x here)
-    if bool(rows.forward.all()):
+    if forward_ok and bool(rows.forward.all()):
         # well-conditioned rows: the sum after t is total - (inclusive prefix sum), which spares the two
         # [n, T] flips of the reverse cumsum (~1 ms at B = 2048, T = 1024)
         torch.cumsum(W, 1, out=out)
         const = rows.head - rows.tail * out[:, -1:]  # out[:, -1] is minus the row total (W is 0 past the end)
         out.mul_(rows.tail).add_(const)
     else:
-        S = torch.cumsum(W.flip(1), 1).flip(1)  # minus the inclusive reverse sum
+        Wf = W.flip(1)
+        del W
+        S = Wf.cumsum_(1).flip(1)  # minus the inclusive reverse sum
+        del Wf
         torch.mul(S[:, 1:], -rows.tail, out=out[:, :-1])
         out[:, -1] = 0
         out.add_(rows.head)
@@ -248,7 +293,7 @@ def _lagae_rows(
         sel = torch.nonzero(rows.special).flatten()
         m = mf[sel].bool()
         if bool((lam[sel] == 0).all()):
-            out[sel] = _lagae_delta(values[sel], m, rewards[sel])
+            out[sel] = _lagae_delta(values[sel].to(dt), m, rewards[sel])
         else:
             f64 = torch.float64
             ref = lagae_reference(values[sel].to(f64), m, rewards[sel].to(f64), lam[sel].to(f64))

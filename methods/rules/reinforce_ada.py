@@ -168,7 +168,7 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
     from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
     from pick_a_method.methods.rules.grouped import group_members
 
-    b, mf, L, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate)
+    b, dt, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
     B = b.size
     members = group_members(b, obj.keep, "ReinforceAda")
     R = b.rewards.tolist()
@@ -184,7 +184,7 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
             p_hat = sum(R[i] > obj.threshold for i in idx) / len(idx)
         for i in idx:
             adv[i] = R[i] - p_hat
-    A = torch.tensor(adv, dtype=b.dtype, device=b.device)
+    A = torch.tensor(adv, dtype=dt, device=b.device)
     red = reducer(call.distributed, call.process_group)
     sums = global_sums([L.sum(), float(B)], red, b.device)
     n_global = sums[0]
@@ -200,4 +200,4 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
         "mean_abs_advantage": float(A.abs().mean()),
     }
     stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
-    return advantage_update(obj.name, b, mf, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])
+    return advantage_update(obj.name, b, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])
