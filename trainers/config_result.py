@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -117,6 +117,32 @@ def check_text(name: str, value: Any, example: str, *, required: bool = True) ->
     if any(ord(c) < 32 or c == "\x7f" for c in value):
         raise ValueError(f"{name} must be one line of text; got {value!r}")
     return value
+
+
+class Run(NamedTuple):
+    """The run every writer takes, checked once, in one order: the model, the GPUs a node and the nodes, the steps
+    and the batch, LoRA, overwrite, the overrides as (key, value) pairs and the method object."""
+
+    model: str
+    gpus: int
+    nodes: int
+    steps: int
+    batch: int
+    lora: bool
+    overwrite: bool
+    pairs: list[tuple[str, Any]]
+    obj: Any
+
+
+def checked_run(method: Any, knobs: Mapping[str, Any] | None, overrides: Any, *, model: Any, gpus: Any, nodes: Any,
+                steps: Any, batch: Any, lora: Any, overwrite: Any, meaning: Mapping[str, str]) -> Run:
+    """The run's arguments checked; `meaning` says what gpus, nodes, steps and batch are to this trainer (the fix
+    its error names)."""
+    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
+    numbers = {name: as_int(name, value, 1, meaning[name])
+               for name, value in (("gpus", gpus), ("nodes", nodes), ("steps", steps), ("batch", batch))}
+    return Run(model=model, **numbers, lora=as_bool("lora", lora), overwrite=as_bool("overwrite", overwrite),
+               pairs=override_pairs(overrides), obj=resolve_method(method, knobs))
 
 
 def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:

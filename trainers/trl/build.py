@@ -17,14 +17,7 @@ from typing import Any
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.trainers.config_result import (
-    next_step_why,
-    TrainerConfig,
-    as_bool,
-    as_int,
-    check_text,
-    override_pairs,
-    resolve_method,
-    to_yaml,
+    as_bool, check_text, checked_run, next_step_why, to_yaml, TrainerConfig
 )
 from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
@@ -37,6 +30,12 @@ from pick_a_method.trainers.trl.plan import method_plan
 _SUFFIXES, _WHY = (".yaml", ".yml"), "the `trl` CLI reads a YAML file"
 _METHOD_KEYS = ("loss_type", "scale_rewards", "num_generations", "beta", "teacher_model_name_or_path",
                 "vllm_importance_sampling_mode")
+
+# What each number of the run is to TRL: the fix its error names.
+_MEANING = {"gpus": "gpus is the number of GPUs on each node.",
+            "nodes": "nodes is the number of machines (each with `gpus` GPUs).",
+            "steps": "steps is TRL's max_steps, the number of optimizer steps.",
+            "batch": "batch is the number of completions (or examples) per optimizer step."}
 
 
 def trl_config(
@@ -75,16 +74,11 @@ def trl_config(
 
     Raises ``ValueError`` with the reason and the fix for a method TRL cannot run.
     """
-    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
+    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(
+        method, knobs, overrides, model=model, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
+        overwrite=overwrite, meaning=_MEANING)
     dataset = check_text("dataset", dataset, "a Hugging Face dataset id or a local dataset folder", required=False)
-    gpus = as_int("gpus", gpus, 1, "gpus is the number of GPUs on each node.")
-    nodes = as_int("nodes", nodes, 1, "nodes is the number of machines (each with `gpus` GPUs).")
-    steps = as_int("steps", steps, 1, "steps is TRL's max_steps, the number of optimizer steps.")
-    batch = as_int("batch", batch, 1, "batch is the number of completions (or examples) per optimizer step.")
-    lora, vllm, overwrite = as_bool("lora", lora), as_bool("vllm", vllm), as_bool("overwrite", overwrite)
-    funcs = _reward_funcs(reward_funcs)
-    pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs)
+    vllm, funcs = as_bool("vllm", vllm), _reward_funcs(reward_funcs)
     plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
 
     processes = gpus * nodes

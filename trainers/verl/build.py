@@ -18,15 +18,7 @@ from typing import Any
 
 from pick_a_method.methods import defaults as D
 from pick_a_method.trainers.config_result import (
-    next_step_why,
-    TrainerConfig,
-    as_bool,
-    as_int,
-    check_text,
-    override_pairs,
-    resolve_method,
-    to_yaml,
-    yaml_scalar,
+    as_int, check_text, checked_run, next_step_why, to_yaml, TrainerConfig, yaml_scalar
 )
 from pick_a_method.common.next_step import is_placeholder, placeholder
 from pick_a_method.common.methods import VERL
@@ -54,6 +46,11 @@ _SUFFIXES, _WHY = (".yaml",), "Hydra reads <name>.yaml from --config-path"
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_/.-]*")  # Hydra reads these unquoted as the same string
 _METHOD_KEYS = ("algorithm.adv_estimator", f"{ACTOR}.loss_agg_mode", f"{ACTOR}.policy_loss.loss_mode",
                 "algorithm.norm_adv_by_std_in_grpo", f"{ROLLOUT}.n")
+
+# What each number of the run is to verl: the fix its error names.
+_MEANING = {"gpus": "gpus is trainer.n_gpus_per_node.", "nodes": "nodes is trainer.nnodes (Ray nodes).",
+            "steps": "steps is trainer.total_training_steps.",
+            "batch": "batch is the number of rollouts per step (prompts x group size)."}
 
 
 def verl_config(
@@ -88,17 +85,12 @@ def verl_config(
     - ``out``: write the YAML there (``.yaml``; atomic, no clobber, inside ``allowed_roots``); the command then
       points Hydra at it.
     """
-    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
-    gpus = as_int("gpus", gpus, 1, "gpus is trainer.n_gpus_per_node.")
-    nodes = as_int("nodes", nodes, 1, "nodes is trainer.nnodes (Ray nodes).")
+    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(
+        method, knobs, overrides, model=model, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
+        overwrite=overwrite, meaning=_MEANING)
     teacher_gpus = as_int("teacher_gpus", teacher_gpus, 1, "teacher_gpus is opd's teacher pool (distillation.n_gpus_per_node).")
-    steps = as_int("steps", steps, 1, "steps is trainer.total_training_steps.")
-    batch = as_int("batch", batch, 1, "batch is the number of rollouts per step (prompts x group size).")
-    lora, overwrite = as_bool("lora", lora), as_bool("overwrite", overwrite)
     reward_function = _reward_function(reward_function)
     train, val = _files("train_files", train_files), _files("val_files", val_files)
-    pairs = override_pairs(overrides)
-    obj = resolve_method(method, knobs)
     plan, lr = method_plan(obj, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus, lora=lora)
 
     group = plan.keys[f"{ROLLOUT}.n"]
