@@ -8,8 +8,12 @@ write its step and put it in STEPS where the skill asks it.
 
 from __future__ import annotations
 
+import difflib
+
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pick_a_method.common.errors import InputError
 
 from .asked import Asked, RouteOptions
 from .grader import grader_step
@@ -39,6 +43,12 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     carries as `gpus`. `freeze` (a .json path) writes the held-out manifest before_gpu sizes (routing.freeze: a
     seeded draw of the trained model's graded tasks) where the route goes to the GPU, never over a file and inside
     `allowed_roots` when given; `after(..., frozen=that path)` then judges the trained checkpoint on those tasks."""
+    unknown = sorted(set(options) - set(RouteOptions.model_fields) | {"write_roots"} & set(options))
+    if unknown:  # named with the closest option, as the tools name a misspelt argument
+        close = difflib.get_close_matches(unknown[0], RouteOptions.model_fields, n=1)
+        raise InputError(f"route takes no option {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; its options: {', '.join(f for f in RouteOptions.model_fields if f != 'write_roots')}",
+                         field=unknown[0])
     o = RouteOptions(model=model, write_roots=allowed_roots, **options)
     asked = Asked.start(rows, teacher_rows, o, fields)
     for step in STEPS:
