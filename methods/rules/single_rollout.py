@@ -62,6 +62,19 @@ _CRITIC_HINT = "Run the critic over the batch first, or use FlashReinforce, whic
 _ALL_ON_POLICY = "no trajectory has behavior_logprobs: taken as on-policy, every ratio is 1."
 
 
+def _critic_walk(b: Any, values: Any, L: Any, lam: Any, R: Any, A: Any, dt: Any, policy: Any, method: Any, chk: Any,
+                 *, scratch_rows: int) -> tuple[Any, list[slice], Any]:
+    """What SAO and BPCO walk the batch with: their LA-GAE over the critic's values, the row chunks the policy
+    allows (5 temporaries a row, the outputs in the compute dtype) and a scratch of `scratch_rows` rows a chunk row."""
+    B, T = A.shape
+    gae = LaGae(values, b.float_mask(dt) if policy.host_reads else None, L, lam, R, out=A, dtype=dt, policy=policy,
+                alpha=method.gae_alpha, mask_rows=chk.mask_rows)
+    chunks = policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize)
+    scratch = policy.scratch(max(r.stop - r.start for r in chunks), scratch_rows * (T + 2 * math.isqrt(T) + 2), dt,
+                             b.device)
+    return gae, chunks, scratch
+
+
 @rule
 def sao_update(
     method: Any,
@@ -111,11 +124,7 @@ def sao_update(
     # band a kept ratio never needed it, and an unclamped exp (inf or 0) is outside the band all the same
     clamp_at = D.SAO_LOG_RATIO_CLAMP
     needs_clamp = not (math.exp(-clamp_at) < low and high < math.exp(clamp_at))
-    gae = LaGae(values, b.float_mask(dt) if policy.host_reads else None, L, lam, R, out=A, dtype=dt, policy=policy,
-                alpha=method.gae_alpha, mask_rows=chk.mask_rows)
-
-    chunks = policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize)
-    scratch = policy.scratch(max(r.stop - r.start for r in chunks), 5 * (T + 2 * math.isqrt(T) + 2), dt, b.device)
+    gae, chunks, scratch = _critic_walk(b, values, L, lam, R, A, dt, policy, method, chk, scratch_rows=5)
 
     def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
         scratch.reset()
@@ -259,11 +268,7 @@ def bpco_update(
     zero = torch.zeros((), dtype=dt, device=b.device)
     inv_n = 1.0 / float(n_global) if policy.host_reads else None
     tiny = torch.finfo(dt).tiny
-    gae = LaGae(values, b.float_mask(dt) if policy.host_reads else None, L, lam, R, out=A, dtype=dt, policy=policy,
-                alpha=method.gae_alpha, mask_rows=chk.mask_rows)
-
-    chunks = policy.chunks(B, T, temps=5, compute=dt, given=b.dtype, outputs=2 * dt.itemsize / b.dtype.itemsize)
-    scratch = policy.scratch(max(r.stop - r.start for r in chunks), 9 * (T + 2 * math.isqrt(T) + 2), dt, b.device)
+    gae, chunks, scratch = _critic_walk(b, values, L, lam, R, A, dt, policy, method, chk, scratch_rows=9)
 
     def chunk(r: slice) -> None:  # a function: its temporaries are freed before the next chunk's
         scratch.reset()
