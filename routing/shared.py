@@ -44,6 +44,10 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def replies(n: int, kind: str) -> str:
+    return f"{n} {kind} {'reply' if n == 1 else 'replies'}"
+
+
 def unit(g: Table) -> str:
     """What one entry of the table is called in a count: a group (one task's rollouts from one sampler in one arm)
     where some task has several (samplers, arms), else a task, so no count of groups reads as tasks."""

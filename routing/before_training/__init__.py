@@ -12,7 +12,7 @@ _EXPORTS = {
     **dict.fromkeys(('band', 'pass_at', 'rollouts_per_task', 'truncated_passes'), 'questions'),
     **dict.fromkeys(('on_policy', 'paired', 'teacher_clears', 'shared_rates'), 'compare'),
     **dict.fromkeys(('split_samplers',), 'asked'),
-    **dict.fromkeys(('caption_line', 'grader_caption'), 'grader'),
+    **dict.fromkeys(('check_grader', 'fix_why'), 'grader'),
 }
 __all__ = sorted(_EXPORTS)
 

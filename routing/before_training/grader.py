@@ -10,8 +10,9 @@ own records say about the grade before any rate is read from it.
 - a model graded the rows (by the tool's own record, or a judge field): a warning, and how many rows to label by
   hand to audit it.
 
-`check_grader` reads the rows once and answers all of them; `grader_step` puts the answer in the route's trace
-(question 0, before question 1) and stops the route where a check decides.
+`check_grader` reads the rows once and answers all of them; the route's step (steps.py `grader_step`) puts the
+answer in its trace (question 0, before question 1) and stops the route where a check decides; the picture's
+captions of it are pictures/grader.py's.
 """
 
 from __future__ import annotations
@@ -25,15 +26,13 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from .. import defaults as D
-from .asked import Asked, Decision
-from ..shared import plural
+from ..shared import plural, replies
 from ..readers import as_rows
 from ..readers.replies import TOOL_TRAJECTORY
 from ..rows import GradedRows, RowsLike, display_name
 from ..stats import tasks_needed, within_group_spearman
-from ..verdicts import NextStep
 
-__all__ = ["GraderCheck", "check_grader", "grader_step", "judge_audit_rows", "caption_line", "grader_caption"]
+__all__ = ["GraderCheck", "check_grader", "fix_why", "judge_audit_rows"]
 
 NO_REPLIES = ("no row carries its reply (completion, response or output; fields={'completion': ...} maps "
               "yours): with the replies question 0 would check the grader too (blank replies that pass, the same "
@@ -104,18 +103,6 @@ def check_grader(rows: RowsLike, pass_threshold: float = D.PASS_THRESHOLD) -> Gr
                        rows_to_fix=f.rows_to_fix)
 
 
-def grader_step(a: Asked) -> Decision | None:
-    """Question 0 (the grader), read off its replies: every row in the file (one grader scored them all); a blank
-    pass, or replies graded both ways above the share, stops the route at fix_reward."""
-    check = check_grader(a.all_rows, a.o.pass_threshold)
-    a.ask(0, "grader", check.answer, check.decided, check.evidence)
-    a.warn(*check.warnings)
-    if not check.decided:
-        return None
-    return Decision("fix_reward", [], check.summary,
-                    NextStep(tool=None, arguments=check.rows_to_fix, why=fix_why(check.rows_to_fix)), gpu=False)
-
-
 def fix_why(found: dict[str, Any]) -> str:
     """How to fix what question 0 found, the finding that leads first."""
     fixes = {"blank_passes": "make a blank (or whitespace-only) reply fail",
@@ -134,36 +121,6 @@ LENGTH_FIX = ("grade what the reply says, not how long it is: check the final an
               "their grades no longer follow length (the within-task correlation near 0)")
 
 
-def caption_line(trace: list[Any]) -> str | None:
-    """What question 0 found, for the band picture's caption (None when it found nothing)."""
-    q0 = _question_0(trace)
-    if q0 is None or q0.answer in ("ok", "no_replies"):
-        return None
-    e = q0.evidence
-    said = []
-    if e.get("blank_passes"):
-        said.append(f"{replies(e['blank_passes'], 'blank')} passed")
-    if (e.get("length") or {}).get("biased"):  # before the flips: a judge that follows length flips too
-        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
-    if e.get("graded_both_ways"):
-        said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
-    for c in e.get("graders") or []:
-        if c["disagree_rows"]:
-            said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
-    if e.get("judge"):
-        said.append("a model graded the reward")
-    return f"Grader: {'; '.join(said)}." if said else None
-
-
-def _question_0(trace: list[Any]) -> Any:
-    """The trace's grader step (None where the route had none)."""
-    return next((t for t in trace if t.name == "grader"), None)
-
-
-def replies(n: int, kind: str) -> str:
-    return f"{n} {kind} {'reply' if n == 1 else 'replies'}"
-
-
 def placeholder(rows: GradedRows) -> bool:
     """Every reply read is one text, over two or more tasks: a stand-in for replies not kept ("...", blank), not a
     reply any grader saw."""
@@ -172,16 +129,6 @@ def placeholder(rows: GradedRows) -> bool:
     have = rows.reply_len >= 0
     hashes = rows.reply_hash[have]
     return bool(len(hashes)) and bool((hashes == hashes[0]).all()) and len(np.unique(rows.task[have])) > 1
-
-
-def grader_caption(trace: list[Any]) -> str | None:
-    """The picture's whole caption where question 0 decided the route (None where it did not)."""
-    q0 = _question_0(trace)
-    if q0 is None or not q0.decided:
-        return None
-    fix = fix_why(dict.fromkeys(q0.answer.split(", "))).removeprefix("Fix the grader: ")
-    return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
-            f"not drawn. Fix the grader: {fix}")
 
 
 def judge_audit_rows(pass_rate: float, *, half_width: float = D.JUDGE_AUDIT_HALF_WIDTH,

@@ -16,9 +16,8 @@ from typing import Any
 from pick_a_method.common.errors import InputError
 
 from .asked import Asked, RouteOptions
-from .grader import grader_step
 from ..rows import RowsLike
-from .steps import (band_step, graded_step, grpo_step, on_policy_step, reward_scale_step, rollouts_step,
+from .steps import (band_step, graded_step, grader_step, grpo_step, on_policy_step, reward_scale_step, rollouts_step,
                     teacher_step, truncation_step)
 from ..verdicts import Route
 

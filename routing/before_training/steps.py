@@ -1,6 +1,6 @@
-"""The route's questions, one function each, in the skill's order (router.py lists them; question 0's check of the
-replies is grader.py's grader_step): each reads what was asked so far (`Asked`: the rows read once, their table,
-the options), records its answer and evidence in the trace, and returns a `Decision` when it settles the route,
+"""The route's questions, one step each, in the skill's order (router.py lists them; question 0's step reads
+grader.py's check of the replies): each reads what was asked so far (`Asked`: the rows read once, their table, the
+options), records its answer and evidence in the trace, and returns a `Decision` when it settles the route,
 else None.
 
 Where the skill's code is wrong (whileai's pick-a-method skill, cited in router.py), each follows its text and says
@@ -21,6 +21,7 @@ from pick_a_method.common.trainers import TRAINERS, by_tool, trainer_info
 from .. import defaults as D
 from .advice import candidate_evidence, others_line, score_others
 from .asked import Asked, Decision
+from .grader import check_grader, fix_why
 from .compare import teacher_clears
 from ..shared import dominant_model
 from ..forecasting import split_needs
@@ -334,3 +335,15 @@ def grpo_step(a: Asked) -> Decision:
     alternatives = [NextStep(tool=None, arguments={"method": M.DPO.name}, why="The rows carry natural better/worse pairs: "
                              "DPO is an option too.")] if a.pairs else []
     return Decision(M.GRPO.name, methods, summary, step, alternatives=alternatives)
+
+
+def grader_step(a: Asked) -> Decision | None:
+    """Question 0 (the grader), read off its replies: every row in the file (one grader scored them all); a blank
+    pass, or replies graded both ways above the share, stops the route at fix_reward."""
+    check = check_grader(a.all_rows, a.o.pass_threshold)
+    a.ask(0, "grader", check.answer, check.decided, check.evidence)
+    a.warn(*check.warnings)
+    if not check.decided:
+        return None
+    return Decision("fix_reward", [], check.summary,
+                    NextStep(tool=None, arguments=check.rows_to_fix, why=fix_why(check.rows_to_fix)), gpu=False)

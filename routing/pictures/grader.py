@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..before_training import fix_why
 from ..rows import GradedRows
+from ..shared import plural, replies
 from ..stats import midranks
 
 FIFTHS = ("shortest fifth", "2nd fifth", "middle fifth", "4th fifth", "longest fifth")
@@ -85,3 +87,42 @@ def grader_lines(p: GraderPanel) -> list[str]:
         rate = f"{b.pass_rate:4.0%}" if b.pass_rate is not None else "   -"
         out.append(f"    {b.label:<15} {'#' * round(20 * (b.pass_rate or 0)):<21}{rate} ({b.rows} replies)")
     return out
+
+
+# -- the captions: what question 0 found, in words ----------------------------------------------------------
+
+
+def caption_line(trace: list[Any]) -> str | None:
+    """What question 0 found, for the band picture's caption (None when it found nothing)."""
+    q0 = _question_0(trace)
+    if q0 is None or q0.answer in ("ok", "no_replies"):
+        return None
+    e = q0.evidence
+    said = []
+    if e.get("blank_passes"):
+        said.append(f"{replies(e['blank_passes'], 'blank')} passed")
+    if (e.get("length") or {}).get("biased"):  # before the flips: a judge that follows length flips too
+        said.append(f"grades rise with length (rho {e['length']['rho']:.2f})")
+    if e.get("graded_both_ways"):
+        said.append(f"{e['graded_both_ways']} repeated replies graded both ways")
+    for c in e.get("graders") or []:
+        if c["disagree_rows"]:
+            said.append(f"`{c['name']}` differs on {plural(c['disagree_rows'], 'row')}")
+    if e.get("judge"):
+        said.append("a model graded the reward")
+    return f"Grader: {'; '.join(said)}." if said else None
+
+
+def _question_0(trace: list[Any]) -> Any:
+    """The trace's grader step (None where the route had none)."""
+    return next((t for t in trace if t.name == "grader"), None)
+
+
+def grader_caption(trace: list[Any]) -> str | None:
+    """The picture's whole caption where question 0 decided the route (None where it did not)."""
+    q0 = _question_0(trace)
+    if q0 is None or not q0.decided:
+        return None
+    fix = fix_why(dict.fromkeys(q0.answer.split(", "))).removeprefix("Fix the grader: ")
+    return (f"Route: fix_reward. {caption_line(trace)} The grader, not the model, decides the pass rates, so they are "
+            f"not drawn. Fix the grader: {fix}")

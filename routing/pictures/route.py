@@ -24,8 +24,7 @@ from ..after_training import After
 from ..before_training import split_samplers
 from ..before_training import paired, shared_rates
 from pick_a_method.common.errors import InputError
-from ..before_training import caption_line, grader_caption
-from .grader import GraderPanel, grader_panel
+from .grader import GraderPanel, caption_line, grader_caption, grader_panel
 from ..before_training import band
 from ..shared import groups, plural, unit
 from ..readers import as_rows

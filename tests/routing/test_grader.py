@@ -19,7 +19,8 @@ from rowkit import MODEL, rows_from_passes
 from pick_a_method import routing
 from pick_a_method.routing import defaults as D
 from pick_a_method.routing import read_rows
-from pick_a_method.routing.before_training.grader import caption_line, check_grader, judge_audit_rows
+from pick_a_method.routing.before_training.grader import check_grader, judge_audit_rows
+from pick_a_method.routing.pictures.grader import caption_line
 from pick_a_method.routing.pictures.route import picture
 
 EVALS = 200  # simulated evals per case (bench/grader_bench.py runs more)
