@@ -6,10 +6,9 @@ from these models. Every default is the router's own (routing/defaults.py).
 
 from __future__ import annotations
 
-from pick_a_method.common.next_step import Tool
-
 from typing import Any
 
+from pick_a_method.common.next_step import Tool
 from pick_a_method.routing import defaults as D
 
 from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg

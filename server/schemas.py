@@ -9,6 +9,7 @@ fields. Conversions back to what the core takes (dicts) live beside each type, s
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -343,6 +344,12 @@ class Throughput(BaseModel):  # route's GPU split: both numbers, tokens per seco
 # "key=value" alone is a table of one key (the command line's --eval-split split=test).
 NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(TEXT),
                         BeforeValidator(lambda v: [v] if isinstance(v, str) and "=" in v else v)]
+
+
+def takes_pairs(field: Any) -> bool:
+    """Whether a declared field takes KEY=VALUE pairs (Pairs, NameOrPairs): its list is the core's dict."""
+    return any(KeyValue in typing.get_args(typing.get_args(arm)[0]) for arm in typing.get_args(field.annotation)
+               if typing.get_origin(arm) is list)  # list[KeyValue | str]
 
 
 def plain(value: Any, what: str = "value") -> Any:

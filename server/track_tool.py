@@ -4,12 +4,12 @@ steps are read: routing/during_training/cache.py), until Ctrl-C."""
 
 from __future__ import annotations
 
-from pick_a_method.common.next_step import Tool
-
 import argparse
 import sys
 import time
 from typing import Any, Callable, TextIO
+
+from pick_a_method.common.next_step import Tool
 
 from .declare import Arguments, Cli, arg
 from .rows_tools import picture_arg, threshold_arg

@@ -7,16 +7,18 @@ writer's own default.
 
 from __future__ import annotations
 
-from pick_a_method.common.next_step import Tool
-
+import inspect
 from typing import Any
 
+from pydantic import BaseModel
+
 from pick_a_method.common.methods import PRIME_RL, TRL, VERL, run_by
+from pick_a_method.common.next_step import Tool
 from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
 
 from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
 from .schemas import (CheckpointArg, Count, NameOrPairs, Pairs, Trajectories, WandBArg, pairs_dict, plain,
-                      trajectory_dicts)
+                      takes_pairs, trajectory_dicts)
 
 
 def methods_of(trainer: str) -> str:
@@ -58,11 +60,15 @@ class WriterArguments(Arguments):
     teacher_tokenizer: str | None = arg(None, cli=NOT)
     student_tokenizer: str | None = arg(None, cli=NOT)
 
-    def shared(self, allowed_roots: Any, tokenizers_match: Any) -> dict[str, Any]:
-        """The arguments every writer function takes, as given."""
-        return given(model=self.model, knobs=pairs_dict(self.knobs, nest=True), out=self.out,
-                     overwrite=self.overwrite, steps=self.steps, lora=self.lora, allowed_roots=allowed_roots,
-                     tokenizers_match=tokenizers_match)
+    def write(self, writer: Any, *, allowed_roots: Any, tokenizers_match: Any, **shaped: Any) -> Any:
+        """The writer called with every argument declared here under the writer's own parameter name (a pair list as
+        its dict, a table as its dict; one left None takes the writer's default), `shaped` replacing those it takes
+        in another shape: no argument is passed on by hand."""
+        takes, fields = inspect.signature(writer).parameters, type(self).model_fields
+        values = {name: plain(value, name) if takes_pairs(fields[name]) or isinstance(value, BaseModel) else value
+                  for name in fields if name in takes for value in [getattr(self, name)]}
+        return writer(**given(**{**values, "knobs": pairs_dict(self.knobs, nest=True), **shaped,
+                                 "allowed_roots": allowed_roots, "tokenizers_match": tokenizers_match}))
 
 
 class PrimeRlConfigArguments(WriterArguments):
@@ -117,15 +123,9 @@ class PrimeRlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.trainers.prime_rl import prime_rl_config
 
-        return prime_rl_config(self.taskset, self.method, **self.shared(allowed_roots, tokenizers_match), **given(
-            gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"), batch=self.batch,
-            overrides=pairs_dict(self.overrides, nest=False, what="overrides"), renderer=self.renderer, wandb=plain(self.wandb), checkpoint=plain(self.checkpoint),
-            run_name=self.run_name, output_dir=self.output_dir,
-            nodes=split(self.nodes, self.inference_nodes, self.trainer_nodes, "nodes"),
-            slurm=pairs_dict(self.slurm, nest=False, what="slurm"), max_model_len=self.max_model_len,
-            gpu_memory_utilization=self.gpu_memory_utilization, eval_taskset=self.eval_taskset,
-            eval_split=plain(self.eval_split, "eval_split"), scheduler=plain(self.scheduler, "scheduler"),
-            warmup_steps=self.warmup_steps))
+        return self.write(prime_rl_config, allowed_roots=allowed_roots, tokenizers_match=tokenizers_match,
+                          gpus=split(self.gpus, self.inference_gpus, self.trainer_gpus, "gpus"),
+                          nodes=split(self.nodes, self.inference_nodes, self.trainer_nodes, "nodes"))
 
 
 class TrlConfigArguments(WriterArguments):
@@ -149,9 +149,7 @@ class TrlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.trainers.trl import trl_config
 
-        return trl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
-            dataset=self.dataset, reward_funcs=self.reward_funcs, gpus=self.gpus, nodes=self.nodes, batch=self.batch,
-            vllm=self.vllm, overrides=pairs_dict(self.overrides, nest=False, what="overrides")))
+        return self.write(trl_config, allowed_roots=allowed_roots, tokenizers_match=tokenizers_match)
 
 
 class VerlConfigArguments(WriterArguments):
@@ -177,10 +175,7 @@ class VerlConfigArguments(WriterArguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         from pick_a_method.trainers.verl import verl_config
 
-        return verl_config(self.method, **self.shared(allowed_roots, tokenizers_match), **given(
-            train_files=self.train_files, val_files=self.val_files, reward_function=self.reward_function,
-            gpus=self.gpus, nodes=self.nodes, teacher_gpus=self.teacher_gpus, batch=self.batch,
-            overrides=pairs_dict(self.overrides, nest=False, what="overrides")))
+        return self.write(verl_config, allowed_roots=allowed_roots, tokenizers_match=tokenizers_match)
 
 
 class PreviewUpdateArguments(Arguments):
