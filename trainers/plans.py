@@ -19,6 +19,8 @@ from pick_a_method.common.next_step import placeholder
 from pick_a_method.common.trainers import TRAINERS
 
 F = TypeVar("F", bound=Callable[..., Any])
+# What an Async correction the refusals name is (methods/defaults.py cites each).
+CORRECTION_WHAT = {"ipo": "a mask on |pi_train - pi_sampler| <= ipo_threshold, a probability difference"}
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,15 @@ class Plans(Generic[F]):
         return (f"{label} cannot run {m.label}: it needs {m.needs}, and {self.has}. Writing the nearest config under "
                 f"{m.label}'s name would train a different method. Fix: " + "; or ".join(fixes) + f". ({m.label}: "
                 f"{m.source}.)")
+
+    def no_correction(self, correction: str, name: str, how: Mapping[str, str]) -> ValueError:
+        """The refusal of an Async correction this trainer lacks (`name`: the trainer and its version), with the
+        ones it has (`how`: each as the trainer writes it) and the writers that have it."""
+        has = [f"correction='{c}' ({how[c]})" for c in TRAINERS[self.trainer].corrections]
+        others = [t.tool for t in TRAINERS.values() if correction in t.corrections]
+        return ValueError(f"{name} has no {correction} correction ({CORRECTION_WHAT.get(correction, correction)}); its "
+                          "corrections act on the ratio pi_train/pi_sampler. Fix: " + " or ".join(has)
+                          + (f", or {' or '.join(others)}, which has {correction}." if others else "."))
 
     def missing(self) -> list[str]:
         """What the table and these registrations disagree on, as sentences (empty when they agree)."""

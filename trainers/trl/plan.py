@@ -117,13 +117,10 @@ def _async(obj: Any, plan: Plan, *, vllm: bool, lora: bool, **_: Any) -> tuple[s
             )
         PLANS.refuse(inner.info)
     if obj.correction == "ipo":
-        raise ValueError(
-            f"TRL {C.TRL_VERSION} has no ipo correction (a mask on |pi_train - pi_sampler| <= ipo_threshold, a "
-            "probability difference): its importance-sampling corrections act on the ratio pi_train/pi_sampler. Fix: "
-            f"correction='icepop' (keep tokens with {D.ASYNC_ICEPOP_RATIO[0]:g} <= ratio <= {D.ASYNC_ICEPOP_RATIO[1]:g}: "
-            f"vllm_importance_sampling_mode 'token_mask') or correction='tis' (min(ratio, {D.ASYNC_TIS_CAP:g}): "
-            "'token_truncate'), or prime_rl_config, which has ipo."
-        )
+        raise PLANS.no_correction("ipo", f"TRL {C.TRL_VERSION}", {
+            "icepop": f"keep tokens with {D.ASYNC_ICEPOP_RATIO[0]:g} <= ratio <= {D.ASYNC_ICEPOP_RATIO[1]:g}: "
+                      "vllm_importance_sampling_mode 'token_mask'",
+            "tis": f"min(ratio, {D.ASYNC_TIS_CAP:g}): 'token_truncate'"})
     if not vllm:
         raise ValueError(
             "Async's correction acts on vLLM's sampling log-probs (GRPOConfig applies vllm_importance_sampling_* only "

@@ -116,13 +116,9 @@ def _async(obj: Any, plan: Plan, *, lora: bool, **_: Any) -> float:
             )
         PLANS.refuse(inner.info)
     if obj.correction == "ipo":
-        raise ValueError(
-            f"verl {VERL_VERSION} has no ipo correction (a mask on |pi_train - pi_sampler| <= ipo_threshold, a "
-            "probability difference); its rollout correction acts on the ratio pi_train/pi_sampler. Fix: "
-            f"correction='tis' (rollout_is 'token', threshold {D.ASYNC_TIS_CAP:g}: verl's own default) or "
-            f"correction='icepop' (threshold '{D.ASYNC_ICEPOP_RATIO[0]:g}_{D.ASYNC_ICEPOP_RATIO[1]:g}'), or prime_rl_config, "
-            "which has ipo."
-        )
+        raise PLANS.no_correction("ipo", f"verl {VERL_VERSION}", {
+            "tis": f"rollout_is 'token', threshold {D.ASYNC_TIS_CAP:g}: verl's own default",
+            "icepop": f"threshold '{D.ASYNC_ICEPOP_RATIO[0]:g}_{D.ASYNC_ICEPOP_RATIO[1]:g}'"})
     _grpo_keys(inner, plan)
     plan.prefixed("method.")
     plan.keys[f"{CORRECTION}.rollout_is"] = "token"
