@@ -18,6 +18,7 @@ from pick_a_method.common import methods as M
 from pick_a_method.common.errors import InputError
 
 from .. import defaults as D
+from .prior import narrowed
 from ..stats import score_intervals
 
 _MAX_CELLS = 1 << 23  # draws x distinct pairs held at once
@@ -83,7 +84,9 @@ def route_labels(passes, rollouts, *, tail: str = M.GRPO.name, teacher: tuple | 
                  fresh: bool = D.CONFIDENCE_FRESH) -> list[str]:
     """The route label on each of `draws` task resamples (draw 0 is the data itself). `signal`: which tasks
     give a grouped method signal (default: passes strictly between 0 and rollouts)."""
-    c, n, flag, weight = _pairs(passes, rollouts, "passes", signal)
+    # counts past FORECAST_MAX_ROLLOUTS read as the forecasts read them (a pass and a fail kept): the resamples'
+    # cost grows with the distinct counts, and a band's labels do not change
+    c, n, flag, weight = _pairs(*narrowed(passes, rollouts), "passes", signal)
     draws = max(1, min(draws, _MAX_CELLS // max(len(c), 1)))
     rng = np.random.default_rng(seed)
     picks = _draw(weight, draws, rng, fresh)
@@ -96,7 +99,7 @@ def route_labels(passes, rollouts, *, tail: str = M.GRPO.name, teacher: tuple | 
     if tail in (M.GRPO.name, M.ASYNC.name):
         labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+{M.REINFORCE_ADA.label}"
     if teacher is not None:
-        tc, tn, _, tw = _pairs(*teacher, "teacher")
+        tc, tn, _, tw = _pairs(*narrowed(*teacher), "teacher")
         t_mean, t_lo, _ = _arm_intervals(_draw(tw, draws, rng, fresh), tc, tn, level)
         s_mean, _, s_hi = _arm_intervals(picks, c, n, level)
         clears = (t_mean - s_mean >= effect) & (t_lo > s_hi)
