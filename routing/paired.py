@@ -32,7 +32,10 @@ BY_ID, BY_PROMPT = "task id", "prompt"
 
 def shared(first: Sequence[str], *others: Iterable[str]) -> list[str]:
     """The names of `first` (in its order) that every one of `others` holds."""
-    sets = [set(o) for o in others]
+    sets = [o if isinstance(o, (set, frozenset, Mapping)) else set(o) for o in others]
+    if len(sets) == 1:  # the common case, two arms: one membership test a name
+        held = sets[0]
+        return [n for n in first if n in held]
     return [n for n in first if all(n in s for s in sets)]
 
 
@@ -49,8 +52,8 @@ def shared_index(a: Sequence[str], b: Sequence[str]) -> tuple[np.ndarray, np.nda
 def shared_values(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The names both maps hold (a's order) and each side's values on them."""
     names = shared(list(a), b)
-    return (names, np.array([a[n] for n in names], dtype=np.float64),
-            np.array([b[n] for n in names], dtype=np.float64))
+    return (names, np.fromiter(map(a.__getitem__, names), np.float64, len(names)),
+            np.fromiter(map(b.__getitem__, names), np.float64, len(names)))
 
 
 # -- the paired spread and the size it asks for ------------------------------------------------------------------------

@@ -110,7 +110,7 @@ class Table:
         codes, inverse = np.unique(g.task, return_inverse=True)
         sums = np.bincount(inverse, weights=g.rates, minlength=len(codes))
         counts = np.bincount(inverse, minlength=len(codes))
-        return {self.rows.task_names[t]: float(s / k) for t, s, k in zip(codes.tolist(), sums, counts)}
+        return dict(zip(self._names(codes), (sums / counts).tolist()))
 
     def task_worth(self) -> dict[str, float]:
         """Task name -> the rollouts its task_rates mean is worth: g^2 / sum(1/n) over its g graded groups (an equal-
@@ -119,7 +119,11 @@ class Table:
         codes, inverse = np.unique(g.task, return_inverse=True)
         inverse_n = np.bincount(inverse, weights=1.0 / g.n, minlength=len(codes))
         groups = np.bincount(inverse, minlength=len(codes))
-        return {self.rows.task_names[t]: float(k * k / h) for t, k, h in zip(codes.tolist(), groups, inverse_n)}
+        return dict(zip(self._names(codes), (groups * groups / inverse_n).tolist()))
+
+    def _names(self, codes: np.ndarray) -> list[str]:
+        names = self.rows.task_names
+        return [names[t] for t in codes.tolist()]
 
     def samplers(self) -> list[dict[str, Any]]:
         """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
