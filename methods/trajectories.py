@@ -30,6 +30,7 @@ import math
 import numbers
 import struct
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,19 +150,79 @@ def read_trajectories(
         raise ValueError("the batch is empty: give at least one trajectory")
     dtype = dtype or torch.get_default_dtype()
     np_dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(dtype, np.float32)
+    r = _read(trajectories)
+    B, T = len(trajectories), int(r.lengths.max())
+
+    def tensor(arr: Any) -> "torch.Tensor":
+        return torch.from_numpy(arr).to(device=device, dtype=dtype if arr.dtype.kind == "f" else None)
+
+    logprobs = tensor(_pad(r, "logprobs", np_dtype, T))
+    mask_arr = np.arange(T)[None, :] < r.lengths[:, None]
+    if r.present["mask"]:
+        given = _pad(r, "mask", np.float64, T)
+        if len(r.present["mask"]) < B:  # a trajectory without a mask is all action tokens
+            unmasked = np.ones(B, dtype=bool)
+            unmasked[r.present["mask"]] = False
+            given[unmasked] = 1.0
+        if np.isnan(given).any():
+            bad = np.argwhere(np.isnan(given))[0]
+            raise ValueError(f"trajectory {bad[0]}: action_mask[{bad[1]}] is NaN (must be true/false)")
+        mask_arr &= given != 0
+    missing: dict[str, list[int]] = {}
+    optional: dict[str, Any] = {}
+    for name in ("behavior_logprobs", "values", "teacher_logprobs"):
+        if not r.present[name]:
+            continue
+        if len(r.present[name]) < B:
+            have = set(r.present[name])
+            missing[name] = [i for i in range(B) if i not in have]
+        arr = _pad(r, name, np_dtype, T)
+        if name == "behavior_logprobs" and name in missing:
+            # a trajectory without sampler log-probs is read as on-policy: behavior = logprobs
+            for i in missing[name]:
+                arr[i, : r.lengths[i]] = r.rows["logprobs"][i]
+        optional[name] = tensor(arr)
+
+    ids = _group_ids(r.group_keys)
+    return cls(
+        rewards=torch.from_numpy(r.rewards).to(device=device, dtype=reward_dtype(dtype)),
+        logprobs=logprobs,
+        mask=torch.from_numpy(mask_arr).to(device),
+        lengths=torch.from_numpy(r.lengths).to(device),
+        groups=None if ids is None else torch.tensor(ids, dtype=torch.int64).to(device),
+        agents=r.agents if r.has_agent else None,
+        staleness=torch.from_numpy(r.staleness).to(device) if r.has_staleness else None,
+        info=r.info,
+        missing=missing,
+        **optional,
+    )
+
+
+@dataclass
+class _Read:
+    """What one pass over the trajectory dicts found: the rewards, each per-token field's rows and which
+    trajectories have it, the lengths, the group keys, the agents, the staleness and every other field."""
+
+    rewards: Any
+    rows: dict[str, list[Any]]
+    present: dict[str, list[int]]
+    lengths: Any
+    group_keys: list[Any] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    has_agent: bool = False
+    staleness: Any = None
+    has_staleness: bool = False
+    info: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _read(trajectories: list[Any]) -> _Read:
+    """Each trajectory checked and its fields taken, in one pass; errors name the trajectory and the field."""
+    import numpy as np
+
     B = len(trajectories)
-
-    rewards = np.empty(B, dtype=np.float64)
-    rows: dict[str, list[Any]] = {name: [None] * B for name in (*TOKEN_FIELDS, "mask")}
-    present: dict[str, list[int]] = {name: [] for name in (*TOKEN_FIELDS, "mask")}
-    lengths = np.empty(B, dtype=np.int64)
-    group_keys: list[Any] = []
-    agents: list[str] = []
-    has_agent = False
-    staleness = np.zeros(B, dtype=np.int64)
-    has_staleness = False
-    info: list[dict[str, Any]] = []
-
+    r = _Read(rewards=np.empty(B, dtype=np.float64), rows={name: [None] * B for name in (*TOKEN_FIELDS, "mask")},
+              present={name: [] for name in (*TOKEN_FIELDS, "mask")}, lengths=np.empty(B, dtype=np.int64),
+              staleness=np.zeros(B, dtype=np.int64))
     for i, traj in enumerate(trajectories):
         if not isinstance(traj, Mapping):
             raise ValueError(
@@ -170,7 +231,7 @@ def read_trajectories(
             )
         if "reward" not in traj:
             raise ValueError(f"trajectory {i} has no 'reward' (a finite number, or a bool)")
-        rewards[i] = _reward_value(traj["reward"], i)
+        r.rewards[i] = _reward_value(traj["reward"], i)
 
         if traj.get("logprobs") is None:
             raise ValueError(f"trajectory {i} has no 'logprobs' (one log-prob per generated token)")
@@ -178,9 +239,9 @@ def read_trajectories(
         n = len(lp)
         if n == 0:
             raise ValueError(f"trajectory {i}: logprobs is empty")
-        lengths[i] = n
-        rows["logprobs"][i] = lp
-        present["logprobs"].append(i)
+        r.lengths[i] = n
+        r.rows["logprobs"][i] = lp
+        r.present["logprobs"].append(i)
         for name in ("behavior_logprobs", "values", "teacher_logprobs", "mask"):
             key = _first_key(traj, _ALIASES.get(name, (name,)))
             if key is None:
@@ -191,110 +252,69 @@ def read_trajectories(
                     f"trajectory {i}: {key} has {len(row)} entries but logprobs has {n}; "
                     "every per-token field must have one entry per generated token"
                 )
-            rows[name][i] = row
-            present[name].append(i)
+            r.rows[name][i] = row
+            r.present[name].append(i)
 
         gkey = _first_key(traj, GROUP_KEYS)
-        group_keys.append(None if gkey is None else (gkey, _hashable(traj[gkey])))
+        r.group_keys.append(None if gkey is None else (gkey, _hashable(traj[gkey])))
         if traj.get("agent") is not None:
-            has_agent = True
-        agents.append(str(traj.get("agent", "")) if traj.get("agent") is not None else "")
+            r.has_agent = True
+        r.agents.append(str(traj.get("agent", "")) if traj.get("agent") is not None else "")
         skey = _first_key(traj, _STALENESS_KEYS)
         if skey is not None:
             s = traj[skey]
             if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s) or s < 0:
                 raise ValueError(f"trajectory {i}: {skey} must be a number >= 0 (policy versions), got {s!r}")
-            staleness[i] = int(s)
-            has_staleness = True
-        info.append({k: v for k, v in traj.items() if k not in _SKIP_INFO})
+            r.staleness[i] = int(s)
+            r.has_staleness = True
+        r.info.append({k: v for k, v in traj.items() if k not in _SKIP_INFO})
+    return r
 
-    T = int(lengths.max())
 
-    structs: dict[tuple[str, int], struct.Struct] = {}
+def _pad(r: _Read, name: str, np_type: Any, T: int) -> Any:
+    """[B, T] zero-padded array of one field. Lists are packed with struct (about twice as fast as numpy's
+    per-element conversion); a non-number raises struct.error and is reported by index."""
+    import numpy as np
 
-    def pad(name: str, np_type: Any) -> Any:
-        """[B, T] zero-padded array of one field. Lists are packed with struct (about twice as fast as
-        numpy's per-element conversion); a non-number raises struct.error and is reported by index."""
-        code = "f" if np_type == np.float32 else "d"
-        itemsize = 4 if code == "f" else 8
-        buf = bytearray(B * T * itemsize)
-        out = np.frombuffer(buf, dtype=np_type).reshape(B, T)
-        label = name if name != "mask" else "action_mask"
-        for i in present[name]:
-            row = rows[name][i]
-            n = int(lengths[i])
-            if isinstance(row, np.ndarray):
-                try:
-                    out[i, :n] = row
-                except (TypeError, ValueError):
-                    raise _bad_entry(list(row), i, label) from None
-                continue
-            packer = structs.get((code, n))
-            if packer is None:
-                packer = structs[(code, n)] = struct.Struct(f"{n}{code}")
+    B = len(r.lengths)
+    code = "f" if np_type == np.float32 else "d"
+    itemsize = 4 if code == "f" else 8
+    buf = bytearray(B * T * itemsize)
+    out = np.frombuffer(buf, dtype=np_type).reshape(B, T)
+    label = name if name != "mask" else "action_mask"
+    structs: dict[int, struct.Struct] = {}
+    for i in r.present[name]:
+        row = r.rows[name][i]
+        n = int(r.lengths[i])
+        if isinstance(row, np.ndarray):
             try:
-                packer.pack_into(buf, i * T * itemsize, *row)
-            except (struct.error, TypeError, OverflowError):
-                raise _bad_entry(row, i, label) from None
-        return out
-
-    def tensor(arr: Any) -> "torch.Tensor":
-        return torch.from_numpy(arr).to(device=device, dtype=dtype if arr.dtype.kind == "f" else None)
-
-    logprobs = tensor(pad("logprobs", np_dtype))
-    mask_arr = np.arange(T)[None, :] < lengths[:, None]
-    if present["mask"]:
-        given = pad("mask", np.float64)
-        if len(present["mask"]) < B:  # a trajectory without a mask is all action tokens
-            unmasked = np.ones(B, dtype=bool)
-            unmasked[present["mask"]] = False
-            given[unmasked] = 1.0
-        if np.isnan(given).any():
-            bad = np.argwhere(np.isnan(given))[0]
-            raise ValueError(f"trajectory {bad[0]}: action_mask[{bad[1]}] is NaN (must be true/false)")
-        mask_arr &= given != 0
-    missing: dict[str, list[int]] = {}
-    optional: dict[str, Any] = {}
-    for name in ("behavior_logprobs", "values", "teacher_logprobs"):
-        if not present[name]:
+                out[i, :n] = row
+            except (TypeError, ValueError):
+                raise _bad_entry(list(row), i, label) from None
             continue
-        if len(present[name]) < B:
-            have = set(present[name])
-            missing[name] = [i for i in range(B) if i not in have]
-        arr = pad(name, np_dtype)
-        if name == "behavior_logprobs" and name in missing:
-            # a trajectory without sampler log-probs is read as on-policy: behavior = logprobs
-            for i in missing[name]:
-                arr[i, : lengths[i]] = rows["logprobs"][i]
-        optional[name] = tensor(arr)
+        packer = structs.get(n)
+        if packer is None:
+            packer = structs[n] = struct.Struct(f"{n}{code}")
+        try:
+            packer.pack_into(buf, i * T * itemsize, *row)
+        except (struct.error, TypeError, OverflowError):
+            raise _bad_entry(row, i, label) from None
+    return out
 
-    groups = None
-    if any(k is not None for k in group_keys):
-        if any(k is None for k in group_keys):
-            first = next(i for i, k in enumerate(group_keys) if k is None)
-            raise ValueError(
-                f"trajectory {first} names no group (one of {', '.join(GROUP_KEYS)}) while others do; "
-                "give every trajectory the same group field, or none"
-            )
-        ids: dict[Any, int] = {}
-        # a group is its field and its value's kind and value: group=1, task_id="1" and task_id=1 are three groups
-        groups = torch.tensor([ids.setdefault(k, len(ids)) for k in group_keys], dtype=torch.int64)
-        groups = groups.to(device)
 
-    mask_t = torch.from_numpy(mask_arr).to(device)
-    batch = cls(
-        rewards=torch.from_numpy(rewards).to(device=device, dtype=reward_dtype(dtype)),
-        logprobs=logprobs,
-        mask=mask_t,
-        lengths=torch.from_numpy(lengths).to(device),
-        groups=groups,
-        agents=agents if has_agent else None,
-        staleness=torch.from_numpy(staleness).to(device) if has_staleness else None,
-        info=info,
-        missing=missing,
-        **optional,
-    )
-    return batch
+def _group_ids(group_keys: list[Any]) -> list[int] | None:
+    """Each trajectory's group as a number, or None where no trajectory names one."""
+    if not any(k is not None for k in group_keys):
+        return None
+    if any(k is None for k in group_keys):
+        first = next(i for i, k in enumerate(group_keys) if k is None)
+        raise ValueError(
+            f"trajectory {first} names no group (one of {', '.join(GROUP_KEYS)}) while others do; "
+            "give every trajectory the same group field, or none"
+        )
+    ids: dict[Any, int] = {}
+    # a group is its field and its value's kind and value: group=1, task_id="1" and task_id=1 are three groups
+    return [ids.setdefault(k, len(ids)) for k in group_keys]
 
 
 def _hashable(value: Any) -> Any:
