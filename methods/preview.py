@@ -163,38 +163,10 @@ def preview_update(
     import torch
 
     from pick_a_method.methods.batch import Batch
-    from pick_a_method.methods.objects import Method, make_method
-    from pick_a_method.methods.rules.single_rollout import bernoulli_kl
 
     warnings: list[str] = []
-    knobs = dict(knobs or {})
-    if isinstance(max_trajectories, bool) or not isinstance(max_trajectories, int) or max_trajectories < 1:
-        raise ValueError(f"max_trajectories must be an integer >= 1; got {max_trajectories!r}")
-    if (trajectories is None) == (path is None):
-        raise ValueError("give the batch either inline (trajectories) or as a JSONL file (path), not both and not neither")
-    if path is not None:
-        trajs, extra = read_trajectory_file(path, max_trajectories, max_bytes)
-    else:
-        if isinstance(trajectories, (str, bytes, Mapping)) or not isinstance(trajectories, Sequence):
-            raise ValueError("trajectories must be a list of objects, one per trajectory")
-        trajs = list(trajectories[:max_trajectories])
-        extra = max(0, len(trajectories) - max_trajectories)
-    if extra:
-        warnings.append(f"read the first {len(trajs)} trajectories; {extra} more were left out (max_trajectories).")
-
-    if isinstance(method, Method):
-        obj = make_method(method, **knobs)
-    else:
-        info, inner = method_info(method)
-        if not info.rule:  # a trainer's own method (SFT, DPO): nothing here to preview
-            raise ValueError(f"unknown method {method!r} for an update rule: {info.label} has none here; preview "
-                             f"one of {', '.join(m.name for m in METHODS.values() if m.rule)}")
-        if inner is not None:  # "async opd": Async with the inner method as its knob
-            knobs.setdefault("method", inner.name)
-        if _stand_in_teacher(info, knobs):
-            warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
-        obj = make_method(info.name, **knobs)
-
+    trajs = _trajectories(trajectories, path, max_trajectories, max_bytes, warnings)
+    obj = _method(method, dict(knobs or {}), warnings)
     batch = Batch.from_trajectories(trajs, dtype=torch.float64)
     kwargs: dict[str, Any] = {"distributed": False}
     if obj.stateful:
@@ -202,67 +174,11 @@ def preview_update(
     upd = obj.update(batch, **kwargs)
 
     B = batch.size
-    mask = batch.mask
-    mf = mask.to(torch.float64)
-    L = mf.sum(1)
+    L = batch.mask.to(torch.float64).sum(1)
     n_adm = upd.n_admitted
-    blp = batch.behavior_logprobs
-    on_policy = blp is None
-
-    drift_rows: list[float] | None = None
-    ratio_summary = None
-    drift_summary = None
-    if blp is not None:
-        zero = torch.zeros((), dtype=torch.float64)
-        kl = torch.where(mask, bernoulli_kl(torch.where(mask, blp, zero), torch.where(mask, batch.logprobs, zero)), zero)
-        drift_t = kl.sum(1) / L
-        drift_rows = drift_t.tolist()
-        x = torch.where(mask, batch.logprobs - blp, zero).clamp(-30, 30)
-        rho = x.exp()
-        rv = rho[mask]
-        outside = ((rv < 0.5) | (rv > 2.0)).double().mean()
-        ratio_summary = {
-            "mean": float(rv.mean()),
-            "min": float(rv.min()),
-            "max": float(rv.max()),
-            "share_outside_0.5_2": float(outside),
-        }
-        trust = float(getattr(obj, "trust", D.FLASH_REINFORCE_TRUST))
-        drift_summary = {
-            "mean": float(drift_t.mean()),
-            "median": _quantile(drift_rows, 0.5),
-            "p90": _quantile(drift_rows, 0.9),
-            "max": float(drift_t.max()),
-            "trust": trust,
-            "share_over_trust": float((drift_t > trust).double().mean()),
-        }
-
-    adv_rows = (torch.where(mask, upd.advantages.to(torch.float64), torch.zeros((), dtype=torch.float64)).sum(1) / L).tolist()
-    weight_rows = upd.coefficients.to(torch.float64).sum(1).tolist()
-    ratio_rows = upd.row_stats.get("mean_ratio")
-    kept_rows = upd.row_stats.get("kept_share")
-    if kept_rows is None and "clipped_share" in upd.row_stats:
-        kept_rows = 1.0 - upd.row_stats["clipped_share"]
-    if ratio_rows is None and blp is not None:
-        ratio_rows = (torch.where(mask, (batch.logprobs - blp).clamp(-30, 30).exp(), torch.zeros((), dtype=torch.float64)).sum(1) / L)
-    rewards = batch.rewards.tolist()
-    admitted = upd.admitted.tolist()
-    rows = []
-    for i in range(min(B, MAX_ROWS)):
-        rows.append(
-            PreviewRow(
-                index=i,
-                reward=rewards[i],
-                action_tokens=int(L[i]),
-                admitted=bool(admitted[i]),
-                advantage=adv_rows[i],
-                weight=weight_rows[i],
-                drift=None if drift_rows is None else drift_rows[i],
-                mean_ratio=None if ratio_rows is None else _finite(float(ratio_rows[i])),
-                kept_share=None if kept_rows is None else _finite(float(kept_rows[i])),
-            )
-        )
-
+    on_policy = batch.behavior_logprobs is None
+    drift_rows, ratio_summary, drift_summary = _drift(batch, obj, L)
+    rows = _rows(batch, upd, L, drift_rows)
     stats = {k: float(v) for k, v in upd.stats.items() if isinstance(v, (int, float)) and math.isfinite(float(v))}
     verdict, summary, next_step = _judge(obj, upd, stats, drift_summary, n_adm, B, on_policy)
     if B < 8:
@@ -286,6 +202,88 @@ def preview_update(
         next_step=next_step,
         warnings=warnings,
     )
+
+
+def _trajectories(trajectories: Any, path: str | None, max_trajectories: Any, max_bytes: int | None,
+                  warnings: list[str]) -> list[Any]:
+    """The batch's trajectory dicts, inline or from a JSONL file, at most max_trajectories of them (said)."""
+    if isinstance(max_trajectories, bool) or not isinstance(max_trajectories, int) or max_trajectories < 1:
+        raise ValueError(f"max_trajectories must be an integer >= 1; got {max_trajectories!r}")
+    if (trajectories is None) == (path is None):
+        raise ValueError("give the batch either inline (trajectories) or as a JSONL file (path), not both and not neither")
+    if path is not None:
+        trajs, extra = read_trajectory_file(path, max_trajectories, max_bytes)
+    else:
+        if isinstance(trajectories, (str, bytes, Mapping)) or not isinstance(trajectories, Sequence):
+            raise ValueError("trajectories must be a list of objects, one per trajectory")
+        trajs = list(trajectories[:max_trajectories])
+        extra = max(0, len(trajectories) - max_trajectories)
+    if extra:
+        warnings.append(f"read the first {len(trajs)} trajectories; {extra} more were left out (max_trajectories).")
+    return trajs
+
+
+def _method(method: Any, knobs: dict[str, Any], warnings: list[str]) -> Any:
+    """The method object to preview, from any spelling or an object, with its knobs."""
+    from pick_a_method.methods.objects import Method, make_method
+
+    if isinstance(method, Method):
+        return make_method(method, **knobs)
+    info, inner = method_info(method)
+    if not info.rule:  # a trainer's own method (SFT, DPO): nothing here to preview
+        raise ValueError(f"unknown method {method!r} for an update rule: {info.label} has none here; preview "
+                         f"one of {', '.join(m.name for m in METHODS.values() if m.rule)}")
+    if inner is not None:  # "async opd": Async with the inner method as its knob
+        knobs.setdefault("method", inner.name)
+    if _stand_in_teacher(info, knobs):
+        warnings.append("no teacher named: a preview reads only the batch's teacher_logprobs, so none is needed.")
+    return make_method(info.name, **knobs)
+
+
+def _drift(batch: Any, obj: Any, L: Any) -> tuple[list[float] | None, dict | None, dict | None]:
+    """(each row's drift from its sampler, the ratio's summary, the drift's summary); None for on-policy rows."""
+    import torch
+
+    from pick_a_method.methods.rules.single_rollout import bernoulli_kl
+
+    mask, blp = batch.mask, batch.behavior_logprobs
+    if blp is None:
+        return None, None, None
+    zero = torch.zeros((), dtype=torch.float64)
+    kl = torch.where(mask, bernoulli_kl(torch.where(mask, blp, zero), torch.where(mask, batch.logprobs, zero)), zero)
+    drift_t = kl.sum(1) / L
+    drift_rows = drift_t.tolist()
+    rv = torch.where(mask, batch.logprobs - blp, zero).clamp(-30, 30).exp()[mask]
+    ratio_summary = {"mean": float(rv.mean()), "min": float(rv.min()), "max": float(rv.max()),
+                     "share_outside_0.5_2": float(((rv < 0.5) | (rv > 2.0)).double().mean())}
+    trust = float(getattr(obj, "trust", D.FLASH_REINFORCE_TRUST))
+    drift_summary = {"mean": float(drift_t.mean()), "median": _quantile(drift_rows, 0.5),
+                     "p90": _quantile(drift_rows, 0.9), "max": float(drift_t.max()), "trust": trust,
+                     "share_over_trust": float((drift_t > trust).double().mean())}
+    return drift_rows, ratio_summary, drift_summary
+
+
+def _rows(batch: Any, upd: Any, L: Any, drift_rows: list[float] | None) -> list[PreviewRow]:
+    """The first MAX_ROWS trajectories, each with what the rule made of it."""
+    import torch
+
+    mask, blp = batch.mask, batch.behavior_logprobs
+    zero = torch.zeros((), dtype=torch.float64)
+    adv_rows = (torch.where(mask, upd.advantages.to(torch.float64), zero).sum(1) / L).tolist()
+    weight_rows = upd.coefficients.to(torch.float64).sum(1).tolist()
+    ratio_rows = upd.row_stats.get("mean_ratio")
+    kept_rows = upd.row_stats.get("kept_share")
+    if kept_rows is None and "clipped_share" in upd.row_stats:
+        kept_rows = 1.0 - upd.row_stats["clipped_share"]
+    if ratio_rows is None and blp is not None:
+        ratio_rows = torch.where(mask, (batch.logprobs - blp).clamp(-30, 30).exp(), zero).sum(1) / L
+    rewards, admitted = batch.rewards.tolist(), upd.admitted.tolist()
+    return [PreviewRow(index=i, reward=rewards[i], action_tokens=int(L[i]), admitted=bool(admitted[i]),
+                       advantage=adv_rows[i], weight=weight_rows[i],
+                       drift=None if drift_rows is None else drift_rows[i],
+                       mean_ratio=None if ratio_rows is None else _finite(float(ratio_rows[i])),
+                       kept_share=None if kept_rows is None else _finite(float(kept_rows[i])))
+            for i in range(min(batch.size, MAX_ROWS))]
 
 
 def _judge(
