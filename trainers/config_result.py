@@ -145,6 +145,21 @@ def checked_run(method: Any, knobs: Mapping[str, Any] | None, overrides: Any, *,
                pairs=override_pairs(overrides), obj=resolve_method(method, knobs))
 
 
+def apply_overrides(config: dict[str, Any], pairs: list[tuple[str, Any]], method_keys: tuple[str, ...], plan: Any,
+                    honored: dict[str, str]) -> None:
+    """The caller's overrides set last (None deletes a key), each honoured as given; one that replaces a key that
+    carries the method is warned about: the run would no longer train it as the project defines it."""
+    for key, value in pairs:
+        if key in method_keys and key in config and config[key] != value:
+            plan.warnings.append(f"override {key}={value!r} replaces the value that carries {plan.label} "
+                                 f"({config[key]!r}): the run no longer trains {plan.label} as the project defines it.")
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+        honored[key] = f"{key} (override, as given)"
+
+
 def resolve_method(method: Any, knobs: Mapping[str, Any] | None) -> Any:
     """A method object from an object, any spelling of its name plus knobs, or {"name": ..., **knobs}; a method with
     no update rule here (SFT, DPO: the trainer's own) comes back as a ``TrainerMethod`` with its knobs."""

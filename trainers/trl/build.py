@@ -16,9 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.trainers.config_result import (
-    as_bool, check_text, checked_run, next_step_why, to_yaml, TrainerConfig
-)
+from pick_a_method.trainers.config_result import (TrainerConfig, apply_overrides, as_bool, check_text, checked_run,
+                                                   next_step_why, to_yaml)
 from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
 from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
@@ -115,15 +114,7 @@ def trl_config(
         plan.notes.append("LoRA targets PEFT's default modules for the architecture; set lora_target_modules to change them.")
 
     honored = dict(plan.honored)
-    for key, value in pairs:
-        if key in _METHOD_KEYS and key in config and config[key] != value:
-            plan.warnings.append(f"override {key}={value!r} replaces the value that carries {plan.label} "
-                                 f"({config[key]!r}): the run no longer trains {plan.label} as the project defines it.")
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-        honored[key] = f"{key} (override, as given)"
+    apply_overrides(config, pairs, _METHOD_KEYS, plan, honored)
 
     if command == C.GRPO_COMMAND:
         _generation_batch(config, processes, dict(pairs), plan.notes,

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.trainers.config_result import (
-    as_int, check_text, checked_run, next_step_why, to_yaml, TrainerConfig, yaml_scalar
-)
+from pick_a_method.trainers.config_result import (TrainerConfig, apply_overrides, as_int, check_text, checked_run,
+                                                   next_step_why, to_yaml, yaml_scalar)
 from pick_a_method.common.next_step import is_placeholder, placeholder
 from pick_a_method.common.methods import VERL
 from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
@@ -141,15 +140,7 @@ def verl_config(
                           "(load_format safetensors) and receives the adapter.")
 
     honored = dict(plan.honored)
-    for key, value in pairs:
-        if key in _METHOD_KEYS and key in keys and keys[key] != value:
-            plan.warnings.append(f"override {key}={value!r} replaces the value that carries {plan.label} "
-                                 f"({keys[key]!r}): the run no longer trains {plan.label} as the project defines it.")
-        if value is None:
-            keys.pop(key, None)
-        else:
-            keys[key] = value
-        honored[key] = f"{key} (override, as given)"
+    apply_overrides(keys, pairs, _METHOD_KEYS, plan, honored)
 
     _check_teacher_pool(keys, dict(pairs))
     overrides_list = [f"{k}={_hydra_value(v)}" for k, v in keys.items()]
