@@ -142,23 +142,12 @@ def prime_rl_config(
     Raises ``ValueError`` with the reason and the fix for anything prime-rl cannot run.
     """
     model = check_model(model)
-    node_split = split_nodes(nodes)
-    if node_split is not None:
-        if isinstance(gpus, Mapping):
-            raise ValueError(
-                "with nodes, gpus is the number of GPUs per node (a trainer node gives all of its GPUs to the trainer, "
-                f"an inference node all of its GPUs to vLLM); got {dict(gpus)!r}. Fix: gpus=<GPUs per node>, e.g. gpus=8."
-            )
-        per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
-        n_infer, n_train = (n * (per_node or PRIME_RL_GPUS_PER_NODE) for n in node_split)
-    else:
-        n_infer, n_train = split_gpus(TRAINERS[PRIME_RL].gpus if gpus is None else gpus)
+    node_split, per_node, (n_infer, n_train) = _machines(gpus, nodes)
     steps = as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
     batch = as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
-    if not isinstance(lora, bool):
-        raise ValueError(f"lora must be true or false; got {lora!r}")
-    if not isinstance(overwrite, bool):
-        raise ValueError(f"overwrite must be true or false; got {overwrite!r}")
+    for name, value in (("lora", lora), ("overwrite", overwrite)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false; got {value!r}")
     taskset = check_taskset(taskset)
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
@@ -218,25 +207,26 @@ def prime_rl_config(
     return PrimeRLConfig(
         verdict="written" if path_str else "ready",
         summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
-                         nodes=node_split, file_name=file_name),
+                          nodes=node_split, file_name=file_name),
         next_step=R.next_step(config, inner.info, command, path=path_str, file_name=file_name),
-        warnings=warnings,
-        path=path_str,
-        text=text,
-        config=config,
-        method=label,
-        model=model,
-        taskset=taskset,
-        gpus={"inference": n_infer, "trainer": n_train},
-        honored=honored,
-        ignored=ignored,
-        command=command,
-        needs=needs,
-        trainer="prime-rl",
-        trainer_version=PRIME_RL_VERSION,
-        trainer_commit=PRIME_RL_COMMIT,
-        notes=notes,
-    )
+        warnings=warnings, path=path_str, text=text, config=config, method=label, model=model, taskset=taskset,
+        gpus={"inference": n_infer, "trainer": n_train}, honored=honored, ignored=ignored, command=command,
+        needs=needs, trainer="prime-rl", trainer_version=PRIME_RL_VERSION, trainer_commit=PRIME_RL_COMMIT,
+        notes=notes)
+
+
+def _machines(gpus: Any, nodes: Any) -> tuple[Any, int | None, tuple[int, int]]:
+    """(the node split or None, the GPUs a node where given with nodes, the (inference, trainer) GPUs)."""
+    node_split = split_nodes(nodes)
+    if node_split is None:
+        return None, None, split_gpus(TRAINERS[PRIME_RL].gpus if gpus is None else gpus)
+    if isinstance(gpus, Mapping):
+        raise ValueError(
+            "with nodes, gpus is the number of GPUs per node (a trainer node gives all of its GPUs to the trainer, "
+            f"an inference node all of its GPUs to vLLM); got {dict(gpus)!r}. Fix: gpus=<GPUs per node>, e.g. gpus=8."
+        )
+    per_node = None if gpus is None else as_int("gpus", gpus, 1, "with nodes, gpus is the GPUs per node.")
+    return node_split, per_node, tuple(n * (per_node or PRIME_RL_GPUS_PER_NODE) for n in node_split)
 
 
 def _apply_renderer(config: dict[str, Any], renderer: Any, model: str, method: MethodInfo, run: K.Applied) -> None:
