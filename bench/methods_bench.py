@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,6 +28,7 @@ import torch  # noqa: E402
 
 from pick_a_method import methods  # noqa: E402
 from pick_a_method.methods.batch import Batch  # noqa: E402
+from route_bench import best  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 T_DEFAULT = 1024
 
@@ -47,16 +47,6 @@ def make_data(B: int, T: int, seed: int = 0) -> tuple[Batch, list[dict]]:
         {"reward": r_l[i], "logprobs": lp_l[i], "behavior_logprobs": blp_l[i], "values": v_l[i]} for i in range(B)
     ]
     return batch, trajs
-
-
-def best(fn, repeat: int) -> float:
-    fn()  # warm-up (first-call imports, allocator)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,14 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         batch, trajs = make_data(B, args.tokens)
         for name in ("FlashReinforce", "SAO", "BPCO"):
             ours = methods.make_method(name)
-            t_batch = best(lambda: ours.update(batch), args.repeat)
-            t_hot = best(lambda: ours.update(batch, stats=False, validate=False), args.repeat)
-            t_l32 = best(lambda: ours.update(trajs, dtype=torch.float32), max(1, args.repeat // 2))
-            t_l64 = best(lambda: ours.update(trajs, dtype=torch.float64), max(1, args.repeat // 2))
+            t_batch = best(lambda: ours.update(batch), args.repeat, warm=True)
+            t_hot = best(lambda: ours.update(batch, stats=False, validate=False), args.repeat, warm=True)
+            t_l32 = best(lambda: ours.update(trajs, dtype=torch.float32), max(1, args.repeat // 2), warm=True)
+            t_l64 = best(lambda: ours.update(trajs, dtype=torch.float64), max(1, args.repeat // 2), warm=True)
             t_anchor = None
             if wai is not None:
                 theirs = getattr(wai, name)()
-                t_anchor = best(lambda: theirs.update(trajs), args.anchor_repeat)
+                t_anchor = best(lambda: theirs.update(trajs), args.anchor_repeat, warm=True)
             ms = lambda t: f"{t * 1e3:9.1f}ms"  # noqa: E731
             anchor_txt = ms(t_anchor) if t_anchor else f"{'-':>11s}"
             x_batch = f"{t_anchor / t_batch:7.0f}x" if t_anchor else f"{'-':>8s}"

@@ -22,6 +22,8 @@ from pick_a_method.routing.forecasting.confidence import route_confidence  # noq
 from pick_a_method.routing.forecasting.prior import RatePrior, fit_prior  # noqa: E402
 from pick_a_method.routing.forecasting.split import posterior_split_chance, predict_split  # noqa: E402
 
+import route_bench  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 # name -> (Beta a, b, share impossible, share always solved, rollouts per task)
 POPULATIONS = {"uniform": (1.0, 1.0, 0, 0, 4), "U-shaped Beta(0.3,0.3)": (0.3, 0.3, 0, 0, 4),
                "near-saturated Beta(5,1)": (5.0, 1.0, 0, 0, 4), "near-floor Beta(1,5)": (1.0, 5.0, 0, 0, 4),
@@ -30,12 +32,8 @@ POPULATIONS = {"uniform": (1.0, 1.0, 0, 0, 4), "U-shaped Beta(0.3,0.3)": (0.3, 0
 
 
 def best(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t0 = time.process_time()  # CPU time: steadier than wall time on a shared machine
-        fn()
-        times.append(time.process_time() - t0)
-    return min(times) * 1e3
+    """Milliseconds of CPU time (steadier than wall time on a shared machine), best of `repeat`."""
+    return route_bench.best(fn, repeat, clock=time.process_time) * 1e3
 
 
 def timings():

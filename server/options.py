@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # Caps a stray call cannot blow through; each is raised by its option or environment variable.
 DEFAULT_MAX_ROWS = 20_000_000
@@ -12,20 +13,13 @@ DEFAULT_MAX_BYTES = 8 << 30  # 8 GiB read from one file
 DEFAULT_CALL_SECONDS = 300.0
 
 
-def _env_int(name: str, default: int) -> int:
+def _env(name: str, default: Any, kind: type, words: str) -> Any:
+    """The environment variable `name` read as `kind` (int or float), else `default`; a bad value names itself."""
     value = os.environ.get(name)
     try:
-        return int(value) if value else default
+        return kind(value) if value else default
     except ValueError:
-        raise ValueError(f"{name}={value!r} is not a whole number") from None
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    try:
-        return float(value) if value else default
-    except ValueError:
-        raise ValueError(f"{name}={value!r} is not a number of seconds") from None
+        raise ValueError(f"{name}={value!r} is not {words}") from None
 
 
 def _roots() -> tuple[Path, ...]:
@@ -41,10 +35,12 @@ def _roots() -> tuple[Path, ...]:
 
 @dataclass(frozen=True)
 class ServerOptions:
-    max_rows: int = field(default_factory=lambda: _env_int("PICK_A_METHOD_MAX_ROWS", DEFAULT_MAX_ROWS))
-    max_bytes: int = field(default_factory=lambda: _env_int("PICK_A_METHOD_MAX_BYTES", DEFAULT_MAX_BYTES))
-    call_seconds: float = field(
-        default_factory=lambda: _env_float("PICK_A_METHOD_CALL_SECONDS", DEFAULT_CALL_SECONDS))
+    max_rows: int = field(default_factory=lambda: _env("PICK_A_METHOD_MAX_ROWS", DEFAULT_MAX_ROWS, int,
+                                                      "a whole number"))
+    max_bytes: int = field(default_factory=lambda: _env("PICK_A_METHOD_MAX_BYTES", DEFAULT_MAX_BYTES, int,
+                                                       "a whole number"))
+    call_seconds: float = field(default_factory=lambda: _env("PICK_A_METHOD_CALL_SECONDS", DEFAULT_CALL_SECONDS, float,
+                                                             "a number of seconds"))
     # The folders every path is confined to, where the client declares no roots of its own (server/roots.py):
     # --root DIR or PICK_A_METHOD_ROOTS, else the folder the server started in unless that is /, the home folder
     # itself or a system folder (then none: every path is refused, with how to allow one).

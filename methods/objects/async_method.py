@@ -62,6 +62,7 @@ class Async(Method):
     """
 
     info: ClassVar[MethodInfo] = M.ASYNC
+    rule: ClassVar[str] = "corrections:async_update"
     off_policy_guard: ClassVar[bool] = True
     method: Annotated[Union[GRPO, MaxRL, RAE, OPD, OPSD], BeforeValidator(_coerce_inner)] = Field(
         default_factory=GRPO
@@ -113,7 +114,3 @@ class Async(Method):
     def inner_name(self) -> str:
         return self.method.name
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.corrections import async_update
-
-        return async_update(self, batch, **kwargs)

@@ -6,8 +6,10 @@ default), not pydantic's.
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
@@ -74,19 +76,43 @@ def _float_knob(
     return Annotated[float, BeforeValidator(check)]
 
 
-def _optional_rate(default_text: str) -> Any:
-    """A learning rate: None (use the method's default) or a finite number > 0."""
+@dataclass(frozen=True)
+class DefaultRate:
+    """A method's default learning rate, full and with LoRA (the same where its source gives one): the metadata of its
+    `learning_rate` knob, which `Method.resolved_learning_rate` reads when the knob is left None."""
+
+    full: float
+    lora: float | None = None
+
+    def words(self) -> str:
+        return f"{self.full:g}" if self.lora is None else f"{self.full:g} full, {self.lora:g} with LoRA"
+
+
+def _optional_rate(full: float, lora: float | None = None) -> Any:
+    """A learning rate: None (use the method's default, `full` or `lora`) or a finite number > 0."""
+    default = DefaultRate(full, lora)
 
     def check(value: Any, info: ValidationInfo) -> float | None:
         if value is None:
             return None
         if not (_is_real(value) and math.isfinite(float(value)) and float(value) > 0):
             raise ValueError(
-                f"{info.field_name} must be None (meaning {default_text}) or a finite number > 0; got {value!r}"
+                f"{info.field_name} must be None (meaning {default.words()}) or a finite number > 0; got {value!r}"
             )
         return float(value)
 
-    return Annotated[Union[float, None], BeforeValidator(check)]
+    return Annotated[Union[float, None], BeforeValidator(check), default]
+
+
+def _bool_knob(default: bool) -> Any:
+    """A switch: true or false only (pydantic would read "yes" or 1 as true)."""
+
+    def check(value: Any, info: ValidationInfo) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{info.field_name} must be true or false (default {default}); got {value!r}")
+        return value
+
+    return Annotated[bool, BeforeValidator(check)]
 
 
 def _choice(options: tuple[str, ...], default: str) -> Any:
@@ -129,6 +155,7 @@ class Method(BaseModel):
     info: ClassVar[MethodInfo]
     name: ClassVar[str]
     off_policy_guard: ClassVar[bool] = False  # it drops or masks stale tokens itself (a trust gate, a band, a clip)
+    rule: ClassVar[str]  # its update rule, "module:function" in methods/rules/
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -137,6 +164,8 @@ class Method(BaseModel):
         if cls.__name__ != cls.info.object_name:
             raise TypeError(f"{cls.__name__} is method {cls.info.name!r}, whose table entry names its object "
                             f"{cls.info.object_name!r} (common/methods.py)")
+        if not isinstance(getattr(cls, "rule", None), str) or ":" not in cls.rule:
+            raise TypeError(f"{cls.__name__} names no update rule: set rule = \"module:function\" (methods/rules/)")
         REGISTERED[cls.name] = cls
 
     @property
@@ -163,7 +192,17 @@ class Method(BaseModel):
             out[key] = value
         return out
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:  # pragma: no cover - overridden
+    def resolved_learning_rate(self, lora: bool = False) -> float:
+        """The `learning_rate` knob, or the method's default for a full or a LoRA run (its knob's DefaultRate)."""
+        if getattr(self, "learning_rate", None) is not None:
+            return self.learning_rate
+        field = type(self).model_fields.get("learning_rate")
+        default = next((m for m in field.metadata if isinstance(m, DefaultRate)), None) if field else None
+        if default is None:
+            raise NotImplementedError(f"{type(self).__name__} sets no learning rate of its own")
+        return default.lora if lora and default.lora is not None else default.full
+
+    def update(self, batch: Any, **kwargs: Any) -> Any:
         """Run the method's update rule on a batch (a ``methods.Batch`` or a list of trajectory dicts).
 
         Keyword arguments every rule takes: ``dtype``/``device`` (the batch's, when converting), ``validate``
@@ -171,4 +210,6 @@ class Method(BaseModel):
         path), ``process_group`` (take batch statistics over that group's ranks; default: this rank only),
         ``distributed=True`` (the world group). The batch may carry autograd graphs: the rule never follows them.
         """
-        raise NotImplementedError(f"{type(self).__name__} has no update rule")
+        module, _, function = self.rule.partition(":")  # imported on use: torch loads with the first update
+        return getattr(importlib.import_module(f"pick_a_method.methods.rules.{module}"), function)(self, batch,
+                                                                                                   **kwargs)

@@ -27,6 +27,7 @@ class OPD(Method):
     """
 
     info: ClassVar[MethodInfo] = M.OPD
+    rule: ClassVar[str] = "distill:distill_update"
     teacher: str
     base_url: Union[str, None] = None
     divergence: _choice(D.DIVERGENCES, D.OPD_DIVERGENCE) = D.OPD_DIVERGENCE
@@ -35,9 +36,7 @@ class OPD(Method):
     samples: _int_knob(1, D.OPD_SAMPLES) = D.OPD_SAMPLES
     temperature: TEMPERATURE = D.OPD_TEMPERATURE
     max_tokens: _int_knob(1, D.OPD_MAX_TOKENS) = D.OPD_MAX_TOKENS
-    learning_rate: _optional_rate(
-        f"{D.OPD_LEARNING_RATE_LORA:g} with LoRA, {D.OPD_LEARNING_RATE_FULL:g} full"
-    ) = None
+    learning_rate: _optional_rate(D.OPD_LEARNING_RATE_FULL, D.OPD_LEARNING_RATE_LORA) = None
 
     @model_validator(mode="before")
     @classmethod
@@ -95,16 +94,6 @@ class OPD(Method):
         """(served model name, base URL or None)."""
         return self.teacher, self.base_url
 
-    def resolved_learning_rate(self, lora: bool = True) -> float:
-        if self.learning_rate is not None:
-            return self.learning_rate
-        return D.OPD_LEARNING_RATE_LORA if lora else D.OPD_LEARNING_RATE_FULL
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.distill import distill_update
-
-        return distill_update(self, batch, **kwargs)
-
     def topk_loss(self, student_topk_logprobs: Any, teacher_topk_logprobs: Any, mask: Any = None) -> Any:
         from pick_a_method.methods.rules.distill import topk_divergence
 
@@ -144,6 +133,7 @@ class OPSD(Method):
     """
 
     info: ClassVar[MethodInfo] = M.OPSD
+    rule: ClassVar[str] = "distill:distill_update"
     privileged: str = D.OPSD_PRIVILEGED
     divergence: _choice(D.DIVERGENCES, D.OPSD_DIVERGENCE) = D.OPSD_DIVERGENCE
     ratio_cap: _float_knob(1.0, None, D.OPD_RATIO_CAP, lo_open=False, allow_inf=True) = D.OPD_RATIO_CAP
@@ -152,7 +142,7 @@ class OPSD(Method):
     temperature: TEMPERATURE = D.OPSD_TEMPERATURE
     max_tokens: _int_knob(1, D.OPSD_MAX_TOKENS) = D.OPSD_MAX_TOKENS
     template: str = D.OPSD_TEMPLATE
-    learning_rate: _optional_rate(f"{D.OPSD_LEARNING_RATE:g}") = None
+    learning_rate: _optional_rate(D.OPSD_LEARNING_RATE) = None
 
     @field_validator("privileged", mode="before")
     @classmethod
@@ -181,14 +171,6 @@ class OPSD(Method):
     def anchor_parts(self) -> tuple[str, float | None]:
         kind, _, rate = self.anchor.partition(":")
         return kind, (float(rate) if rate else None)
-
-    def resolved_learning_rate(self, lora: bool = True) -> float:
-        return self.learning_rate if self.learning_rate is not None else D.OPSD_LEARNING_RATE
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.distill import distill_update
-
-        return distill_update(self, batch, **kwargs)
 
     def topk_loss(self, student_topk_logprobs: Any, teacher_topk_logprobs: Any, mask: Any = None) -> Any:
         from pick_a_method.methods.rules.distill import topk_divergence

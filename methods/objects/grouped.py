@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pydantic import PrivateAttr, field_validator
+from pydantic import PrivateAttr
 
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
-from pick_a_method.methods.objects.base import Method, _float_knob, _int_knob, _is_real
+from pick_a_method.methods.objects.base import Method, _bool_knob, _float_knob, _int_knob, _is_real
 
 
 class GRPO(Method):
@@ -23,20 +23,9 @@ class GRPO(Method):
     """
 
     info: ClassVar[MethodInfo] = M.GRPO
+    rule: ClassVar[str] = "grouped:grouped_update"
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
-    normalize_std: bool = D.GRPO_NORMALIZE_STD
-
-    @field_validator("normalize_std", mode="before")
-    @classmethod
-    def _bool(cls, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"normalize_std must be true or false (default {D.GRPO_NORMALIZE_STD}); got {value!r}")
-        return value
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.grouped import grouped_update
-
-        return grouped_update(self, batch, **kwargs)
+    normalize_std: _bool_knob(D.GRPO_NORMALIZE_STD) = D.GRPO_NORMALIZE_STD
 
 
 class MaxRL(Method):
@@ -46,12 +35,8 @@ class MaxRL(Method):
     """
 
     info: ClassVar[MethodInfo] = M.MAX_RL
+    rule: ClassVar[str] = "grouped:grouped_update"
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.grouped import grouped_update
-
-        return grouped_update(self, batch, **kwargs)
 
 
 class RAE(Method):
@@ -63,6 +48,7 @@ class RAE(Method):
     """
 
     info: ClassVar[MethodInfo] = M.RAE
+    rule: ClassVar[str] = "grouped:grouped_update"
     decay: _float_knob(0.0, 1.0, D.RAE_DECAY, lo_open=False, hi_open=True) = D.RAE_DECAY
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
 
@@ -89,7 +75,3 @@ class RAE(Method):
                     raise ValueError(f"baseline for agent {key!r} must be a finite number; got {value!r}")
                 self._baselines[str(key)] = float(value)
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.grouped import grouped_update
-
-        return grouped_update(self, batch, **kwargs)

@@ -10,7 +10,7 @@ from pydantic import PrivateAttr, field_validator, model_validator
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import MethodInfo
 from pick_a_method.methods import defaults as D
-from pick_a_method.methods.objects.base import Method, _choice, _float_knob, _int_knob
+from pick_a_method.methods.objects.base import Method, _bool_knob, _choice, _float_knob, _int_knob
 
 
 class GroupwiseGrading(Method):
@@ -23,13 +23,14 @@ class GroupwiseGrading(Method):
     """
 
     info: ClassVar[MethodInfo] = M.GROUPWISE_GRADING
+    rule: ClassVar[str] = "groupwise:groupwise_update"
     grader: Union[Callable[..., Any], None] = None
     mode: _choice(D.GROUPWISE_MODES, D.GROUPWISE_MODE) = D.GROUPWISE_MODE
     rubrics: Any = None
     floor: _float_knob(0.0, 1.0, D.GROUPWISE_FLOOR, lo_open=False, hi_open=True) = D.GROUPWISE_FLOOR
     cap: _float_knob(1.0, None, D.GROUPWISE_CAP, lo_open=False) = D.GROUPWISE_CAP
     min_factor: _float_knob(0.0, 1.0, D.GROUPWISE_MIN_FACTOR) = D.GROUPWISE_MIN_FACTOR
-    hack_zero: bool = D.GROUPWISE_HACK_ZERO
+    hack_zero: _bool_knob(D.GROUPWISE_HACK_ZERO) = D.GROUPWISE_HACK_ZERO
     pass_threshold: _float_knob(None, None, D.PASS_THRESHOLD) = D.PASS_THRESHOLD
     concurrency: _int_knob(1, D.GROUPWISE_CONCURRENCY) = D.GROUPWISE_CONCURRENCY
     group_size: _int_knob(1, D.RL_ROLLOUTS_PER_PROMPT) = D.RL_ROLLOUTS_PER_PROMPT
@@ -50,13 +51,6 @@ class GroupwiseGrading(Method):
             raise ValueError(
                 f"rubrics must be None, a mapping task_id -> rubric, or a callable(items) -> rubric; got {value!r}"
             )
-        return value
-
-    @field_validator("hack_zero", mode="before")
-    @classmethod
-    def _bool(cls, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"hack_zero must be true or false (default {D.GROUPWISE_HACK_ZERO}); got {value!r}")
         return value
 
     @property
@@ -88,11 +82,6 @@ class GroupwiseGrading(Method):
 
         return shape_flat(self, rewards, prompts, completions, group_size=group_size or self.group_size, task_id=task_id)
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.groupwise import groupwise_update
-
-        return groupwise_update(self, batch, **kwargs)
-
 
 class ReinforceAda(Method):
     """Reinforce-Ada-Seq (Xiong et al. 2025, arXiv:2510.04996): sample until a group splits.
@@ -103,6 +92,7 @@ class ReinforceAda(Method):
     """
 
     info: ClassVar[MethodInfo] = M.REINFORCE_ADA
+    rule: ClassVar[str] = "reinforce_ada:ada_update"
     keep: _int_knob(2, D.REINFORCE_ADA_KEEP) = D.REINFORCE_ADA_KEEP
     round_size: _int_knob(1, D.REINFORCE_ADA_ROUND_SIZE) = D.REINFORCE_ADA_ROUND_SIZE
     max_rounds: _int_knob(1, D.REINFORCE_ADA_MAX_ROUNDS) = D.REINFORCE_ADA_MAX_ROUNDS
@@ -127,7 +117,3 @@ class ReinforceAda(Method):
 
         return run_sampling(self, draw, prompts)
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.reinforce_ada import ada_update
-
-        return ada_update(self, batch, **kwargs)

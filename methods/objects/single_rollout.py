@@ -20,6 +20,7 @@ class FlashReinforce(Method):
     """
 
     info: ClassVar[MethodInfo] = M.FLASH_REINFORCE
+    rule: ClassVar[str] = "flash_reinforce:flash_reinforce_update"
     off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     batch: ClassVar[int] = D.FLASH_REINFORCE_BATCH
@@ -29,19 +30,7 @@ class FlashReinforce(Method):
     ratio_cap: _float_knob(1.0, None, D.FLASH_REINFORCE_RATIO_CAP, lo_open=False, allow_inf=True) = D.FLASH_REINFORCE_RATIO_CAP
     temperature: TEMPERATURE = D.FLASH_REINFORCE_TEMPERATURE
     max_tokens: _int_knob(1, D.FLASH_REINFORCE_MAX_TOKENS) = D.FLASH_REINFORCE_MAX_TOKENS
-    learning_rate: _optional_rate(
-        f"{D.FLASH_REINFORCE_LEARNING_RATE:g} full, {D.FLASH_REINFORCE_LEARNING_RATE_LORA:g} with LoRA"
-    ) = None
-
-    def resolved_learning_rate(self, lora: bool = False) -> float:
-        if self.learning_rate is not None:
-            return self.learning_rate
-        return D.FLASH_REINFORCE_LEARNING_RATE_LORA if lora else D.FLASH_REINFORCE_LEARNING_RATE
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.flash_reinforce import flash_reinforce_update
-
-        return flash_reinforce_update(self, batch, **kwargs)
+    learning_rate: _optional_rate(D.FLASH_REINFORCE_LEARNING_RATE, D.FLASH_REINFORCE_LEARNING_RATE_LORA) = None
 
 
 def _length_adaptive_lambda(alpha: float, length: int) -> float:
@@ -58,6 +47,7 @@ class SAO(Method):
     """
 
     info: ClassVar[MethodInfo] = M.SAO
+    rule: ClassVar[str] = "single_rollout:sao_update"
     off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     gamma: ClassVar[float] = D.SAO_GAMMA
@@ -69,7 +59,7 @@ class SAO(Method):
     critic_warmup: _int_knob(0, D.SAO_CRITIC_WARMUP) = D.SAO_CRITIC_WARMUP
     temperature: TEMPERATURE = D.SAO_TEMPERATURE
     max_tokens: _int_knob(1, D.SAO_MAX_TOKENS) = D.SAO_MAX_TOKENS
-    learning_rate: _optional_rate(f"{D.SAO_LEARNING_RATE:g}") = None
+    learning_rate: _optional_rate(D.SAO_LEARNING_RATE) = None
     critic_learning_rate: _float_knob(0.0, None, D.SAO_CRITIC_LEARNING_RATE) = D.SAO_CRITIC_LEARNING_RATE
 
     @field_validator("ratio", mode="before")
@@ -86,14 +76,6 @@ class SAO(Method):
     def gae_lambda(self, length: int) -> float:
         return _length_adaptive_lambda(self.gae_alpha, length)
 
-    def resolved_learning_rate(self, lora: bool = False) -> float:
-        return self.learning_rate if self.learning_rate is not None else D.SAO_LEARNING_RATE
-
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.single_rollout import sao_update
-
-        return sao_update(self, batch, **kwargs)
-
 
 class BPCO(Method):
     """BPCO (Qi et al. 2026, arXiv:2608.23566): bounded critic, LA-GAE, sign-dependent DPPO clip.
@@ -102,6 +84,7 @@ class BPCO(Method):
     """
 
     info: ClassVar[MethodInfo] = M.BPCO
+    rule: ClassVar[str] = "single_rollout:bpco_update"
     off_policy_guard: ClassVar[bool] = True
     samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
 
@@ -112,7 +95,7 @@ class BPCO(Method):
     critic_warmup: _int_knob(0, D.BPCO_CRITIC_WARMUP) = D.BPCO_CRITIC_WARMUP
     temperature: TEMPERATURE = D.BPCO_TEMPERATURE
     max_tokens: _int_knob(1, D.BPCO_MAX_TOKENS) = D.BPCO_MAX_TOKENS
-    learning_rate: _optional_rate(f"{D.BPCO_LEARNING_RATE:g}") = None
+    learning_rate: _optional_rate(D.BPCO_LEARNING_RATE) = None
     critic_learning_rate: _float_knob(0.0, None, D.BPCO_CRITIC_LEARNING_RATE) = D.BPCO_CRITIC_LEARNING_RATE
 
     @field_validator("reward_range", mode="before")
@@ -141,10 +124,4 @@ class BPCO(Method):
     def gae_lambda(self, length: int) -> float:
         return _length_adaptive_lambda(self.gae_alpha, length)
 
-    def resolved_learning_rate(self, lora: bool = False) -> float:
-        return self.learning_rate if self.learning_rate is not None else D.BPCO_LEARNING_RATE
 
-    def update(self, batch: Any, **kwargs: Any) -> Any:
-        from pick_a_method.methods.rules.single_rollout import bpco_update
-
-        return bpco_update(self, batch, **kwargs)

@@ -62,6 +62,23 @@ def group_members(b: Batch, group_size: int, method: str) -> list[list[int]]:
     return list(members.values())
 
 
+def host_group_update(obj: Any, batch: Any, call: RuleCall, group_size: int, advantages: Any) -> Update:
+    """The rules whose advantages are worked out per group on the host (GroupwiseGrading's grader calls,
+    ReinforceAda's kept groups): ``advantages(members, rewards, info)`` gives (each trajectory's A, notes, stats);
+    the coefficient is A / N on every action token, N the global batch's, as for grpo."""
+    b, dt, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
+    members = group_members(b, group_size, type(obj).__name__)
+    adv, own_notes, own_stats = advantages(members, b.rewards.tolist(), b.info or [{} for _ in range(b.size)])
+    A = torch.tensor(adv, dtype=dt, device=b.device)
+    red = reducer(call.distributed, call.process_group)
+    sums = global_sums([L.sum(), float(b.size)], red, b.device)
+    if not call.stats:
+        return advantage_update(obj.name, b, A, sums[0], {}, [])
+    stats = {"trajectories": float(sums[1]), "action_tokens": float(sums[0]), "admitted_share": 1.0,
+             "groups": float(len(members)), **own_stats, "mean_abs_advantage": float(A.abs().mean())}
+    return advantage_update(obj.name, b, A, sums[0], stats, ([red.note] if red.note else []) + own_notes)
+
+
 def group_means(R: torch.Tensor, gid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(per-group mean, per-group count), over B slots: slots past the last group have count 0 (mean NaN).
     B slots, not G = max(gid) + 1: knowing G is a host read."""

@@ -272,42 +272,24 @@ def groupwise_update(obj: Any, batch: Any, **kwargs: Any) -> Any:
 
 def _groupwise_update(obj: Any, batch: Any, call: Any) -> Any:
     """Shape each group's rewards (grader calls), then coefficients A / N with A the shaped, group-centred advantage."""
-    import torch
+    from pick_a_method.methods.rules.grouped import host_group_update
 
-    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
-    from pick_a_method.methods.rules.grouped import group_members
+    def advantages(members: list[list[int]], rewards: list[float], info: list[dict]) -> tuple:
+        adv, before = [0.0] * len(rewards), dict(obj._stats)
+        for idx in members:
+            shaped = shape_group(obj, [{**info[i], "reward": rewards[i]} for i in idx])
+            centre = sum(shaped) / len(shaped)
+            for i, v in zip(idx, shaped):
+                adv[i] = v - centre
+        notes = [] if obj.grader is not None else [
+            "no grader given: shaping skipped, these are plain group-centred advantages (a preview)."]
+        calls = obj._stats.get("grader_calls", 0) - before.get("grader_calls", 0)
+        fails = obj._stats.get("grader_failures", 0) - before.get("grader_failures", 0)
+        if fails:
+            notes.append(f"{fails} of {calls} grader calls failed or returned nothing usable; those groups were left "
+                         "unshaped.")
+        mixed = sum(1 for idx in members if len({rewards[i] >= obj.pass_threshold for i in idx}) > 1)
+        return adv, notes, {"mixed_group_share": mixed / len(members), "grader_calls": float(calls),
+                            "grader_failures": float(fails)}
 
-    b, dt, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
-    B = b.size
-    members = group_members(b, obj.group_size, "GroupwiseGrading")
-    rewards = b.rewards.tolist()
-    info = b.info or [{} for _ in range(B)]
-    adv = [0.0] * B
-    before = dict(obj._stats)
-    for idx in members:
-        items = [{**info[i], "reward": rewards[i]} for i in idx]
-        shaped = shape_group(obj, items)
-        centre = sum(shaped) / len(shaped)
-        for i, v in zip(idx, shaped):
-            adv[i] = v - centre
-    A = torch.tensor(adv, dtype=dt, device=b.device)
-    red = reducer(call.distributed, call.process_group)
-    sums = global_sums([L.sum(), float(B)], red, b.device)
-    n_global = sums[0]
-    notes = [red.note] if red.note else []
-    if obj.grader is None:
-        notes.append("no grader given: shaping skipped, these are plain group-centred advantages (a preview).")
-    calls = obj._stats.get("grader_calls", 0) - before.get("grader_calls", 0)
-    fails = obj._stats.get("grader_failures", 0) - before.get("grader_failures", 0)
-    if fails:
-        notes.append(f"{fails} of {calls} grader calls failed or returned nothing usable; those groups were left unshaped.")
-    stats_out = {
-        "groups": float(len(members)),
-        "mixed_group_share": sum(1 for idx in members if len({rewards[i] >= obj.pass_threshold for i in idx}) > 1)
-        / len(members),
-        "grader_calls": float(calls),
-        "grader_failures": float(fails),
-        "mean_abs_advantage": float(A.abs().mean()),
-    }
-    stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
-    return advantage_update(obj.name, b, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])
+    return host_group_update(obj, batch, call, obj.group_size, advantages)

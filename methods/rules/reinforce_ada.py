@@ -163,41 +163,22 @@ def _ada_update(obj: Any, batch: Any, call: Any) -> Any:
     p_hat is each trajectory's ``pass_rate`` (what ``AdaResult.trajectories()`` writes: the pass rate
     over everything drawn), else the share of its group's rewards above ``threshold``.
     """
-    import torch
+    from pick_a_method.methods.rules.grouped import host_group_update
 
-    from pick_a_method.methods.rules._common import advantage_update, checked_batch, global_sums, reducer
-    from pick_a_method.methods.rules.grouped import group_members
-
-    b, dt, L, _, _ = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host)
-    B = b.size
-    members = group_members(b, obj.keep, "ReinforceAda")
-    R = b.rewards.tolist()
-    info = b.info or [{} for _ in range(B)]
-    adv = [0.0] * B
-    from_field = 0
-    for idx in members:
-        rates = [info[i].get("pass_rate") for i in idx]
-        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rates):
-            p_hat = float(rates[0])
-            from_field += 1
-        else:
-            p_hat = sum(R[i] > obj.threshold for i in idx) / len(idx)
-        for i in idx:
-            adv[i] = R[i] - p_hat
-    A = torch.tensor(adv, dtype=dt, device=b.device)
-    red = reducer(call.distributed, call.process_group)
-    sums = global_sums([L.sum(), float(B)], red, b.device)
-    n_global = sums[0]
-    notes = [red.note] if red.note else []
-    if from_field < len(members):
-        notes.append(
+    def advantages(members: list[list[int]], R: list[float], info: list[dict]) -> tuple:
+        adv, from_field = [0.0] * len(R), 0
+        for idx in members:
+            rates = [info[i].get("pass_rate") for i in idx]
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rates):
+                p_hat = float(rates[0])
+                from_field += 1
+            else:
+                p_hat = sum(R[i] > obj.threshold for i in idx) / len(idx)
+            for i in idx:
+                adv[i] = R[i] - p_hat
+        notes = [] if from_field == len(members) else [
             f"{len(members) - from_field} groups carry no pass_rate: p_hat is their kept share above "
-            f"threshold={obj.threshold:g}, not the pass rate over everything drawn."
-        )
-    stats_out = {
-        "groups": float(len(members)),
-        "zero_advantage_share": float((A == 0).sum()) / B,
-        "mean_abs_advantage": float(A.abs().mean()),
-    }
-    stats_out = {"trajectories": float(sums[1]), "action_tokens": float(n_global), "admitted_share": 1.0, **stats_out}
-    return advantage_update(obj.name, b, A, n_global, stats_out if call.stats else {}, notes if call.stats else [])
+            f"threshold={obj.threshold:g}, not the pass rate over everything drawn."]
+        return adv, notes, {"zero_advantage_share": sum(a == 0 for a in adv) / len(R)}
+
+    return host_group_update(obj, batch, call, obj.keep, advantages)

@@ -75,6 +75,34 @@ def _critic_walk(b: Any, values: Any, L: Any, lam: Any, R: Any, A: Any, dt: Any,
     return gae, chunks, scratch
 
 
+def _critic_inputs(method: Any, batch: Any, call: RuleCall, name: str, check: Any = None) -> tuple:
+    """What SAO and BPCO start from: the checked batch (it must carry the critic's values), the method's own check of
+    it (`check(b, method, call, clean, policy)`, before any collective), each row's GAE lambda, and the global
+    action-token count N with 1/N on the host where the policy reads it (both rules weigh each token 1/N)."""
+    chk = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=call.host, behavior=True,
+                        needs="values", method=name, hint=_CRITIC_HINT)
+    b, dt, L, clean, policy = chk
+    if check is not None and call.validate:
+        check(b, method, call, clean, policy)
+    red = reducer(call.distributed, call.process_group)
+    sums = global_sums([L.sum(), float(b.logprobs.shape[0])], red, b.device)
+    n_global = sums[0].clamp_min(1).to(dt)
+    return chk, gae_lambdas(L, method.gae_alpha), red, sums, n_global, (1.0 / float(n_global) if policy.host_reads
+                                                                        else None)
+
+
+def _values_in_range(b: Any, method: Any, call: RuleCall, clean: bool, policy: Any) -> None:
+    """BPCO's bounded critic: every action token's value inside reward_range (one device test; the host walk names
+    the rows only when it fails)."""
+    lo_r, hi_r = method.reward_range
+
+    def range_bad() -> torch.Tensor:
+        vmin, vmax = torch.aminmax(torch.where(b.mask, b.values, torch.full((), lo_r, dtype=b.values.dtype,
+                                                                            device=b.device)))
+        return ~((vmin >= lo_r) & (vmax <= hi_r))
+    verify(policy, call.host, range_bad, lambda: _check_range(b, b.values, method, clean))
+
+
 @rule
 def sao_update(
     method: Any,
@@ -98,18 +126,10 @@ def sao_update(
     mean_ratio (over in-band tokens; 0 when none), mean_advantage (over action tokens), mean_lambda.
     """
     host = call.host
-    chk = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=host, behavior=True,
-                        needs="values", method="SAO", hint=_CRITIC_HINT)
+    chk, lam, red, sums, n_global, inv_n = _critic_inputs(method, batch, call, "SAO")
     b, dt, L, clean, policy = chk
     B, T = b.logprobs.shape
-    values = b.values
-    blp = b.behavior_logprobs
-    R = b.rewards.to(dt)
-    lam = gae_lambdas(L, method.gae_alpha)
-    red = reducer(call.distributed, call.process_group)
-    sums = global_sums([L.sum(), float(B)], red, b.device)
-    n_global = sums[0].clamp_min(1).to(dt)
-    inv_n = 1.0 / float(n_global) if policy.host_reads else None
+    values, blp, R = b.values, b.behavior_logprobs, b.rewards.to(dt)
     low, high = method.ratio
     A = torch.empty(B, T, dtype=dt, device=b.device)
     coef = torch.empty(B, T, dtype=dt, device=b.device)
@@ -239,24 +259,10 @@ def bpco_update(
     V)/Var(R) over the action tokens, population variances; omitted when Var(R) = 0).
     """
     host = call.host
-    chk = checked_batch(batch, call.dtype, call.device, validate=call.validate, host=host, behavior=True,
-                        needs="values", method="BPCO", hint=_CRITIC_HINT)
+    chk, lam, red, sums, n_global, inv_n = _critic_inputs(method, batch, call, "BPCO", check=_values_in_range)
     b, dt, L, clean, policy = chk
     B, T = b.logprobs.shape
-    values = b.values
-    blp = b.behavior_logprobs
-    R = b.rewards.to(dt)
-    lo_r, hi_r = method.reward_range
-    if call.validate:
-        def range_bad() -> torch.Tensor:
-            vmin, vmax = torch.aminmax(torch.where(b.mask, values, torch.full((), lo_r, dtype=values.dtype,
-                                                                              device=b.device)))
-            return ~((vmin >= lo_r) & (vmax <= hi_r))
-        verify(policy, host, range_bad, lambda: _check_range(b, values, method, clean))
-    lam = gae_lambdas(L, method.gae_alpha)
-    red = reducer(call.distributed, call.process_group)
-    sums = global_sums([L.sum(), float(B)], red, b.device)
-    n_global = sums[0].clamp_min(1).to(dt)
+    values, blp, R = b.values, b.behavior_logprobs, b.rewards.to(dt)
     clip = float(method.clip)
     cap = float(method.ratio_cap)
     mu_lp = blp if blp is not None else b.logprobs
@@ -266,7 +272,6 @@ def bpco_update(
     rows_out = torch.zeros(7, B, dtype=dt, device=b.device)
     active_rows, ratio_rows, capped_rows = rows_out[0], rows_out[1], rows_out[2]
     zero = torch.zeros((), dtype=dt, device=b.device)
-    inv_n = 1.0 / float(n_global) if policy.host_reads else None
     tiny = torch.finfo(dt).tiny
     gae, chunks, scratch = _critic_walk(b, values, L, lam, R, A, dt, policy, method, chk, scratch_rows=9)
 
