@@ -16,32 +16,35 @@ from typing import Any, Callable, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cli:
-    """How an argument appears on the command line; the defaults make `--kebab-case NAME`."""
+    """How an argument appears on the command line; the defaults make `--kebab-case NAME`. Its fields,
+    grouped by what they say: its name, how its words are read, whether it is there."""
 
     flag: str | None = None
     """The flag's own name where it is not the argument's (`--teacher-rows` for teacher_rows_path, `-k`); `None`
     with `positional`."""
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    """The words taken."""
     help: str | None = None
     """What a person reads, where it says more than the description; "(default: X)" is added from the model."""
-    metavar: str | None = None
-    skip: bool = False
-    """The argument is not on the command line (inline rows, picture)."""
+
     positional: bool = False
     """A positional, with its metavar (`ROWS`, `taskset`)."""
     many: bool = False
     """It takes one or more words."""
+    parse: Callable[[str], Any] | None = None
+    """Turns the word into the argument's value (`--throughput 2000,4000`)."""
     pairs: bool = False
     """Repeatable KEY=VALUE, kept as "key=value" strings, as the MCP tool takes them."""
     yes_no: bool = False
     """`--flag true|false`; else a bool defaulting to True is `--no-NAME`, one defaulting to False `--NAME`."""
+
     off: tuple[str, str] | None = None
     """(flag, help) of a flag that sets the argument to False (`--no-checkpoint`)."""
-    parse: Callable[[str], Any] | None = None
-    """Turns the word into the argument's value (`--throughput 2000,4000`)."""
-    choices: tuple[str, ...] | None = None
-    """The words taken."""
+    skip: bool = False
+    """The argument is not on the command line (inline rows, picture)."""
 
 
 NOT_ON_THE_COMMAND_LINE = Cli(skip=True)
