@@ -40,9 +40,6 @@ def split(total: Any, inference: int | None, trainer: int | None, name: str) -> 
     return {"inference": inference, "trainer": trainer}
 
 
-SET = Cli(flag="--set", pairs=True, help="a config key to set last, VALUE read as JSON when it parses (repeatable)")
-
-
 class WriterArguments(Arguments):
     """What every config writer's tool takes beyond its options: the tokenizers to compare (OPD), which the server
     turns into the writer's `tokenizers_match`. A subclass derives from its writer's options model too (the config
@@ -61,7 +58,8 @@ class WriterArguments(Arguments):
         "steps": Cli(help="training steps (max_steps)"),
         "batch": Cli(help="rollouts or examples per step"),
         "lora": Cli(help="train the full model instead of a LoRA adapter"),
-        "overrides": SET,
+        "overrides": Cli(flag="--set", pairs=True, help=(
+            "a config key to set last, VALUE read as JSON when it parses (repeatable)")),
     }
     teacher_tokenizer: str | None = arg(None, cli=NOT)
     student_tokenizer: str | None = arg(None, cli=NOT)
@@ -78,11 +76,11 @@ class WriterArguments(Arguments):
     def call(self, *, allowed_roots: Any = None, tokenizers_match: Any = None) -> Any:
         """The writer called with every option as the library takes it (pairs and tables as dicts; one left None
         takes the writer's default): no option is passed on by hand."""
-        module, _, name = self.writer.partition(":")
+        module, _, function = self.writer.partition(":")
         options = {name: plain(value, name) if takes_pairs(field) or isinstance(value, BaseModel) else value
                    for name, field in self.options().model_fields.items() for value in [getattr(self, name)]}
         options.update(knobs=pairs_dict(self.knobs, nest=True), **self.shaped())
-        return getattr(importlib.import_module(module), name)(
+        return getattr(importlib.import_module(module), function)(
             **given(**options), allowed_roots=allowed_roots, tokenizers_match=tokenizers_match)
 
 
