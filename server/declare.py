@@ -16,31 +16,35 @@ from typing import Any, Callable, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cli:
-    """How an argument appears on the command line; the defaults make `--kebab-case NAME`.
-
-    - `flag`: the flag's own name where it is not the argument's (`--teacher-rows` for teacher_rows_path, `-k`);
-      `None` with `positional`; `skip`: the argument is not on the command line (inline rows, picture).
-    - `positional`: a positional, with its metavar (`ROWS`, `taskset`); `many`: it takes one or more words.
-    - `pairs`: repeatable KEY=VALUE, kept as "key=value" strings, as the MCP tool takes them.
-    - `yes_no`: `--flag true|false`; a bool defaulting to True is `--no-NAME`, one defaulting to False `--NAME`.
-    - `off`: (flag, help) of a flag that sets the argument to False (`--no-checkpoint`).
-    - `parse`: turns the word into the argument's value (`--throughput 2000,4000`); `choices`: the words taken.
-    - `help`: what a person reads, where it says more than the description; "(default: X)" is added from the model.
-    """
+    """How an argument appears on the command line; the defaults make `--kebab-case NAME`. Its fields,
+    grouped by what they say: its name, how its words are read, whether it is there."""
 
     flag: str | None = None
-    help: str | None = None
+    """The flag's own name where it is not the argument's (`--teacher-rows` for teacher_rows_path, `-k`); `None`
+    with `positional`."""
     metavar: str | None = None
-    skip: bool = False
-    positional: bool = False
-    many: bool = False
-    pairs: bool = False
-    yes_no: bool = False
-    off: tuple[str, str] | None = None
-    parse: Callable[[str], Any] | None = None
     choices: tuple[str, ...] | None = None
+    """The words taken."""
+    help: str | None = None
+    """What a person reads, where it says more than the description; "(default: X)" is added from the model."""
+
+    positional: bool = False
+    """A positional, with its metavar (`ROWS`, `taskset`)."""
+    many: bool = False
+    """It takes one or more words."""
+    parse: Callable[[str], Any] | None = None
+    """Turns the word into the argument's value (`--throughput 2000,4000`)."""
+    pairs: bool = False
+    """Repeatable KEY=VALUE, kept as "key=value" strings, as the MCP tool takes them."""
+    yes_no: bool = False
+    """`--flag true|false`; else a bool defaulting to True is `--no-NAME`, one defaulting to False `--NAME`."""
+
+    off: tuple[str, str] | None = None
+    """(flag, help) of a flag that sets the argument to False (`--no-checkpoint`)."""
+    skip: bool = False
+    """The argument is not on the command line (inline rows, picture)."""
 
 
 NOT_ON_THE_COMMAND_LINE = Cli(skip=True)
@@ -56,6 +60,12 @@ def arg(default: Any = ..., description: str | None = None, *, cli: Cli = PLAIN,
 
 
 def cli_of(model: type[BaseModel], name: str) -> Cli:
+    """How the command line spells the argument `name`: its entry in the `clis` of the model or a base (an argument
+    a writer's options model declares), else the `Cli` the field was declared with (`arg`), else `--kebab-case`."""
+    for klass in model.__mro__:
+        cli = vars(klass).get("clis", {}).get(name)
+        if cli is not None:
+            return cli
     return next((m for m in model.model_fields[name].metadata if isinstance(m, Cli)), PLAIN)
 
 
@@ -80,6 +90,7 @@ class Arguments(BaseModel):
     reads_itself: ClassVar[bool] = False  # no row sets: its core reads its input (a run folder) from its arguments
 
     answers: ClassVar[str]  # "module:Model", the model it answers with (its MCP outputSchema)
+    clis: ClassVar[dict[str, Cli]] = {}  # the command line's spelling of arguments declared elsewhere (cli_of)
 
     @classmethod
     def result(cls) -> Any:

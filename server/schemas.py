@@ -2,29 +2,29 @@
 
 An open object (``dict[str, Any]``) cannot be converted to a strict schema, so each argument that used to be
 one has a declared shape here: a graded row declares every field the router reads (the rest pass as JSONL
-text), knobs and overrides are lists of ``{key, value}`` pairs, ``fields`` names the six canonical row
-fields. Conversions back to what the core takes (dicts) live beside each type, so the tools stay a few lines.
+text), ``fields`` names the six canonical row fields. Conversions back to what the core takes (dicts) live beside
+each type, so the tools stay a few lines. The shapes the trainers' options take too (knobs and overrides as
+key=value pairs, a GPU count or its split) are common/shapes.py's, named here as well.
 """
 
 from __future__ import annotations
 
 import json
-import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
-from pick_a_method.common import dotted
 from pick_a_method.common.errors import InputError
 from pick_a_method.common.jsonl import JSONLineError, array_objects, is_array, objects
+# The shapes the tools and the trainers' options share (common/shapes.py), and prime-rl's run tables: named here
+# too, for the tools that read them from here (rows_tools.py, explain.py).
+from pick_a_method.common.shapes import (CLOSED, PAIRS_SCHEMA, TEXT, KeyValue, Nodes, Pairs,  # noqa: F401
+                                         pairs_dict, plain, split_pair)
 from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.trainers.prime_rl.options import Checkpoint, WandB  # noqa: F401
 
 from .declare import Cli, arg
-
-CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None, defer_build=True)  # built on first use
-
-Scalar = str | int | float | bool | None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -85,9 +85,6 @@ def _one_object_is_one_line(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, Mapping) else value  # stdlib json: any integer
 
 
-# What the listing shows for text: one type or null (Gemini CLI turns ["string", "null"] into a nullable string;
-# OpenAI's strict mode needs the null to let an argument be left out).
-TEXT = {"type": ["string", "null"]}
 # Inline rows are listed as JSONL text, which keeps every field (a declared row object costs ~1.3k characters of
 # listing); a list of row objects is still taken. route checks its row objects against the declared Row, so a
 # misspelt field is named; the other tools take any object.
@@ -191,63 +188,15 @@ Trainer = Literal[tuple(TRAINERS)]  # type: ignore[valid-type]  # "prime-rl", "t
 
 
 # --------------------------------------------------------------------------------------------------------------
-# knobs and overrides: "key=value" strings (or {key, value} pairs, or an object)
+# A next step's arguments as the tool lists them: knobs and overrides as "key=value" strings (common/shapes.py
+# reads them back)
 # --------------------------------------------------------------------------------------------------------------
-
-class KeyValue(BaseModel):
-    model_config = CLOSED
-    key: str
-    value: Scalar | list[str | int | float | bool]
-
-
-# The listing shows the shortest strict-safe shape, the one the command line's --knob takes: a list of
-# "key=value" strings, the value read as JSON when it parses ("group_size=8", "ratio=[0.8, 2.0]", "x=null"),
-# else as text ("teacher=Qwen/Qwen3-32B"). {key, value} pairs and an object {key: value} are taken as well.
-PAIRS_SCHEMA = {"type": ["array", "null"], "items": {"type": "string"}}
-
-
-def _one_string_is_one_pair(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value  # "group_size=8" for ["group_size=8"]
-
-
-Pairs = Annotated[list[KeyValue | str] | dict[str, Any] | None, BeforeValidator(_one_string_is_one_pair),
-                  WithJsonSchema(PAIRS_SCHEMA)]
-
-
-def split_pair(text: str) -> tuple[str, Any] | None:
-    """ "key=value" -> (key, value), the value read as JSON when it parses, else kept as text; None if no key."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        return None
-    try:
-        return key.strip(), json.loads(value)
-    except (ValueError, RecursionError):
-        return key.strip(), value
-
 
 def pair_text(key: str, value: Any) -> str:
     """The inverse of split_pair: a value that would read back as something else is written as JSON."""
     if isinstance(value, str) and split_pair(f"k={value}") == ("k", value):
         return f"{key}={value}"
     return f"{key}={json.dumps(value, separators=(',', ':'), ensure_ascii=False)}"
-
-
-def pairs_dict(pairs: list[KeyValue | str] | Mapping[str, Any] | None, *, nest: bool,
-               what: str = "knobs") -> dict[str, Any] | None:
-    """Pairs -> the dict the core takes. With `nest`, a dotted key sets a nested table (knobs:
-    method.name=opd -> {"method": {"name": "opd"}}); without, dotted keys stay as they are (prime-rl paths)."""
-    if pairs is None:
-        return None
-    if isinstance(pairs, Mapping):
-        return dict(pairs)
-    items = []
-    for n, p in enumerate(pairs):
-        item = (p.key, p.value) if isinstance(p, KeyValue) else split_pair(p)
-        if item is None:
-            raise InputError(f"{what} item {n}: {str(p)[:60]!r} is not key=value; write e.g. \"group_size=8\"",
-                             field=what)
-        items.append(item)
-    return dotted.nest(items, dotted=nest)
 
 
 def as_pairs(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -282,80 +231,13 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-# --------------------------------------------------------------------------------------------------------------
-# prime_rl_config's run knobs: the tables it reads, declared
-# --------------------------------------------------------------------------------------------------------------
-
-class WandB(BaseModel):
-    model_config = CLOSED
-    project: str | None = None
-    name: str | None = None
-    entity: str | None = None
-    offline: bool | None = None
-
-
-class Checkpoint(BaseModel):
-    model_config = CLOSED
-    interval: int | None = None
-    keep_last: int | None = None
-    resume: bool | int | str | None = None
-
-
 # Listed as "canonical=yours" strings, as knobs are (an object of eight nullable names cost ~400 characters on
 # each of seven tools); an object {"reward": "correct"} is taken too, and either is checked against Fields.
 FieldsArg = Annotated[Fields | None, BeforeValidator(lambda v: pairs_dict(v, nest=False, what="fields")
                                                      if isinstance(v, list) else v), WithJsonSchema(PAIRS_SCHEMA)]
 
 
-def _pairs_are_a_table(value: Any) -> Any:
-    # The command line's --wandb/--checkpoint KEY=VALUE words (and a client's pairs) -> the table, then checked.
-    return pairs_dict(value, nest=False, what="table") if isinstance(value, list) else value
-
-
-def _false_is_none(value: Any) -> Any:
-    return False if value in (["false"], "false") else _pairs_are_a_table(value)  # ["false"]: no checkpoint
-
-
-# Listed as "key=value" strings, as knobs are; an object is taken too.
-WandBArg = Annotated[WandB | None, BeforeValidator(_pairs_are_a_table), WithJsonSchema(PAIRS_SCHEMA)]
-CheckpointArg = Annotated[Checkpoint | Literal[False] | None, BeforeValidator(_false_is_none),
-                          WithJsonSchema(PAIRS_SCHEMA)]
-
-
-class Nodes(BaseModel):
-    model_config = CLOSED
-    inference: int | None = None
-    trainer: int | None = None
-
-
-# A count, listed as one: its split is given by two more arguments (inference_gpus and trainer_gpus), so the listing
-# has no ["integer", "object", "null"] (a single-`type` dialect such as Gemini's has no word for it). The
-# {inference, trainer} object is still taken.
-Count = Annotated[int | Nodes | None, WithJsonSchema({"type": ["integer", "null"]})]
-
-
 class Throughput(BaseModel):  # route's GPU split: both numbers, tokens per second per GPU
     model_config = CLOSED
     inference_tokens_per_s_per_gpu: float
     trainer_tokens_per_s_per_gpu: float
-
-
-# A name ("cosine", "test"), or "key=value" for a table of one key; a list of pairs or an object is taken too.
-# "key=value" alone is a table of one key (the command line's --eval-split split=test).
-NameOrPairs = Annotated[str | list[KeyValue | str] | dict[str, Any] | None, WithJsonSchema(TEXT),
-                        BeforeValidator(lambda v: [v] if isinstance(v, str) and "=" in v else v)]
-
-
-def takes_pairs(field: Any) -> bool:
-    """Whether a declared field takes KEY=VALUE pairs (Pairs, NameOrPairs): its list is the core's dict."""
-    return any(KeyValue in typing.get_args(typing.get_args(arm)[0]) for arm in typing.get_args(field.annotation)
-               if typing.get_origin(arm) is list)  # list[KeyValue | str]
-
-
-def plain(value: Any, what: str = "value") -> Any:
-    """A declared table -> the dict the core takes (unset keys left out); pairs -> a dict; anything else as is."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(exclude_none=True)
-    if isinstance(value, list):
-        return pairs_dict(value, nest=False, what=what)
-    return value

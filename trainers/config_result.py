@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -19,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pick_a_method.common.methods import method_info
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
-from pick_a_method.common.write import show  # one way to cut a value short in every writer's errors
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.common.write import check_out, show, write_config  # show: one way to cut a value short in errors
 from pick_a_method.trainers.plans import TrainerMethod
 
 
@@ -134,15 +136,42 @@ class Run(NamedTuple):
     obj: Any
 
 
-def checked_run(method: Any, knobs: Mapping[str, Any] | None, overrides: Any, *, model: Any, gpus: Any, nodes: Any,
-                steps: Any, batch: Any, lora: Any, overwrite: Any, meaning: Mapping[str, str]) -> Run:
-    """The run's arguments checked; `meaning` says what gpus, nodes, steps and batch are to this trainer (the fix
-    its error names)."""
-    model = check_text("model", model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
-    numbers = {name: as_int(name, value, 1, meaning[name])
-               for name, value in (("gpus", gpus), ("nodes", nodes), ("steps", steps), ("batch", batch))}
-    return Run(model=model, **numbers, lora=as_bool("lora", lora), overwrite=as_bool("overwrite", overwrite),
-               pairs=override_pairs(overrides), obj=resolve_method(method, knobs))
+def checked_run(o: Any, meaning: Mapping[str, str]) -> Run:
+    """The run's options (a writer's options model, trainers/options.py) checked; `meaning` says what gpus, nodes,
+    steps and batch are to this trainer (the fix its error names)."""
+    model = check_text("model", o.model, "the Hugging Face id or folder of the model to train, e.g. 'Qwen/Qwen3-8B'")
+    numbers = {name: as_int(name, getattr(o, name), 1, meaning[name]) for name in ("gpus", "nodes", "steps", "batch")}
+    return Run(model=model, **numbers, lora=as_bool("lora", o.lora), overwrite=as_bool("overwrite", o.overwrite),
+               pairs=override_pairs(o.overrides), obj=resolve_method(o.method, o.knobs))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a writer's config goes, checked before anything is built: one file name throughout (`out` where
+    given, else the trainer's default name for the method) in the header, the summary and the launch command;
+    written last (common/write.py: atomic, never over a file unless `overwrite`, inside `allowed_roots`)."""
+
+    out: Any
+    path: Path | None  # `out`, checked and resolved; None: nothing is written
+    file_name: str
+    suffixes: tuple[str, ...]
+    why: str
+    overwrite: bool
+    allowed_roots: Any
+
+    @classmethod
+    def of(cls, out: Any, trainer: str, label: str, *, suffixes: tuple[str, ...], why: str, overwrite: bool,
+           allowed_roots: Any) -> Target:
+        path = None if out is None else check_out(out, suffixes, why, overwrite, allowed_roots).resolve()
+        return cls(out, path, str(path) if path else TRAINERS[trainer].out_name(label), suffixes, why, overwrite,
+                   allowed_roots)
+
+    def write(self, text: str) -> str | None:
+        """The path written, or None where no `out` was given."""
+        if self.out is None:
+            return None
+        return str(write_config(self.out, text, suffixes=self.suffixes, why=self.why, overwrite=self.overwrite,
+                                allowed_roots=self.allowed_roots).resolve())
 
 
 def apply_overrides(config: dict[str, Any], pairs: list[tuple[str, Any]], method_keys: tuple[str, ...], plan: Any,

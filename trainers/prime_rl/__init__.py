@@ -24,6 +24,8 @@ One module per job:
     plan.py       what each method becomes in prime-rl: algorithm, knobs honored / ignored, refusals, each
                   registered for its entry in common/methods.py (``PLANS``, a trainers/plans.py ``Plans``)
     tasksets.py   what a taskset id means to prime-rl, and the train / eval source tables written for it
+    options.py    what ``prime_rl_config`` takes, declared once (``PrimeRlOptions``: the library call, the MCP
+                  schema and the command's flags)
     args.py       checks of the arguments
     knobs.py      the run knobs (W&B, checkpoints, run folder, nodes/SLURM, vLLM, eval split, schedule)
     overrides.py  the caller's dotted overrides
@@ -37,14 +39,11 @@ The result, the argument plumbing and the atomic, confined, no-clobber write are
 Importing this package never imports torch or transformers.
 """
 
-from pick_a_method.trainers.prime_rl.build import PrimeRLConfig, prime_rl_config
-from pick_a_method.trainers.prime_rl.constants import PRIME_RL_COMMIT, PRIME_RL_TAG
-from pick_a_method.trainers.prime_rl.rules import validate_prime_rl
+from pick_a_method._lazy import lazy_names
 
-__all__ = [
-    "PRIME_RL_COMMIT",
-    "PRIME_RL_TAG",
-    "PrimeRLConfig",
-    "prime_rl_config",
-    "validate_prime_rl",
-]
+# Loaded on first use: the listing and `--help` import options.py alone.
+_EXPORTS = {"PrimeRLConfig": "build", "prime_rl_config": "build", "PrimeRlOptions": "options",
+            "PRIME_RL_COMMIT": "constants", "PRIME_RL_TAG": "constants", "validate_prime_rl": "rules"}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -48,11 +48,12 @@ from pick_a_method.trainers.prime_rl.rules import validate_prime_rl
 from pick_a_method.trainers.prime_rl import report as R
 from pick_a_method.common.dotted import get_path
 from pick_a_method.trainers.prime_rl.tokenizers import check_tokenizers
-from pick_a_method.trainers.config_result import TrainerConfig, as_int, resolve_method
+from pick_a_method.trainers.config_result import Target, TrainerConfig, as_bool, as_int, resolve_method
 from pick_a_method.common import methods as M
 from pick_a_method.common.methods import PRIME_RL, MethodInfo
-from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
-from pick_a_method.common.write import check_out, write_config
+from pick_a_method.common.trainers import TRAINERS
+from pick_a_method.trainers.options import options_of, takes
+from pick_a_method.trainers.prime_rl.options import PrimeRlOptions
 
 _SUFFIXES, _WHY = (".toml",), "prime-rl picks the parser from the extension: .toml, .json or .yaml"
 
@@ -75,144 +76,95 @@ class PrimeRLConfig(TrainerConfig):
 # ================================================================================================
 
 
-def prime_rl_config(
-    taskset: str,
-    method: Any,
-    *,
-    model: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    gpus: int | Mapping[str, int] | None = None,
-    steps: int = STEPS,
-    batch: int = BATCH,
-    lora: bool = LORA,
-    overrides: Mapping[str, Any] | None = None,
-    overwrite: bool = False,
-    knobs: Mapping[str, Any] | None = None,
-    allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
-    tokenizers_match: Any = None,
-    renderer: str | None = None,
-    wandb: Mapping[str, Any] | None = None,
-    checkpoint: Mapping[str, Any] | Literal[False] | None = None,
-    run_name: str | None = None,
-    output_dir: str | None = None,
-    nodes: int | Mapping[str, int] | None = None,
-    slurm: Mapping[str, Any] | None = None,
-    max_model_len: int | None = None,
-    gpu_memory_utilization: float | None = None,
-    eval_taskset: str | None = None,
-    eval_split: str | Mapping[str, Any] | None = None,
-    scheduler: str | Mapping[str, Any] | None = None,
-    warmup_steps: int | None = None,
-) -> PrimeRLConfig:
+@takes(PrimeRlOptions)
+def prime_rl_config(taskset: str, method: Any, *, allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+                    tokenizers_match: Any = None, **options: Any) -> PrimeRLConfig:
     """Write the TOML that prime-rl's ``rl`` command reads (schema of prime-rl 559b44772, v0.8.1.dev67).
 
-    Arguments (all JSON-able, so an MCP tool can pass them through unchanged):
-
-    - ``taskset``: the verifiers taskset id (``env.taskset.id``), e.g. ``"reverse-text"``.
-    - ``method``: a method object, or a name (``grpo``, ``max_rl``, ``rae``, ``opd``, ``opsd``,
-      ``async``, ``"async grpo"``) built with ``knobs``; ``{"name": ..., **knobs}`` also works.
-    - ``model``: the Hugging Face id or folder of the model to train (required).
-    - ``renderer``: prime-rl's chat renderer (``[orchestrator.renderer] name``). Left out, it is
-      chosen for the model: ``auto`` for a model in renderers' MODEL_RENDERER_MAP, the family's
-      renderer for a recognised family, else ``default``, with a warning naming the choice.
-    - ``out``: where to write the ``.toml`` (atomically; never over an existing file unless
-      ``overwrite=True``). ``allowed_roots``: folders ``out`` must resolve into.
-    - ``gpus``: total GPUs on one node (split half to vLLM, the rest to the trainer; default 2) or
-      ``{"inference": n, "trainer": m}``. With ``nodes``: GPUs per node (default prime-rl's 8).
-    - ``nodes``: machines for a multi-node run through prime-rl's SLURM launcher: an int (half run
-      vLLM) or ``{"inference": n, "trainer": m}``; ``slurm``: ``[slurm]`` keys (partition, account, ...),
-      with ``nodes`` or alone (one node submitted through SLURM).
-    - ``steps``: ``max_steps``. ``batch``: rollouts per step (``orchestrator.batch_size``), a
-      multiple of the group size. ``lora``: train a LoRA adapter (``[trainer.model.lora]``).
-    - ``wandb``: ``{project, name, entity, offline}`` -> ``[monitors.wandb]``.
-    - ``checkpoint``: ``{interval, keep_last, resume}`` -> ``[ckpt]`` / ``[resume]`` (resume: true
-      for the latest, a step, or a ``.../step_<N>`` folder); ``False`` for none; default a bare ``[ckpt]``.
-    - ``run_name`` / ``output_dir``: the run folder ``output_dir/run_name`` (needed to resume).
-    - ``max_model_len`` / ``gpu_memory_utilization``: ``[inference.vllm]``.
-    - ``eval_taskset`` / ``eval_split``: what ``[[orchestrator.eval.source]]`` reads (a split name
-      for a taskset whose split key is known, else ``{"<its key>": "<split>"}``).
-    - ``scheduler`` (``constant`` / ``linear`` / ``cosine`` or a table) and ``warmup_steps``:
-      ``[trainer.scheduler]``; warmup alone is a linear warmup, then a constant rate.
-    - ``overrides``: dotted prime-rl paths to set after the config is built, e.g.
-      ``{"trainer.optim.weight_decay": 0.0}``, ``{"orchestrator.train.source.0.env.taskset.dataset_split":
-      "train"}``; a ``None`` value deletes the key. Checked against the schema like everything else.
-    - ``tokenizers_match`` (OPD): ``True``/``False``, or ``check_tokenizers(teacher, model)``'s result.
-      Different tokenizers are refused; unchecked ones give a warning.
+    ``taskset``, ``method`` and ``options`` are PrimeRlOptions' fields (trainers/prime_rl/options.py, each with where
+    prime-rl reads it: the model, the GPUs and nodes, steps, batch, LoRA, knobs, overrides, out, the renderer, W&B,
+    checkpoints, the run folder, SLURM, vLLM, the eval and the schedule); all JSON-able, so an MCP tool passes them
+    through unchanged, and a misspelt one is refused with the closest name. ``allowed_roots``: the folders ``out``
+    must resolve into. ``tokenizers_match`` (OPD): True/False, or check_tokenizers(teacher, model)'s result;
+    different tokenizers are refused, unchecked ones warned about.
 
     Raises ``ValueError`` with the reason and the fix for anything prime-rl cannot run.
     """
-    model = check_model(model)
-    node_split, per_node, (n_infer, n_train) = _machines(gpus, nodes)
-    steps = as_int("steps", steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
-    batch = as_int("batch", batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
-    for name, value in (("lora", lora), ("overwrite", overwrite)):
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false; got {value!r}")
-    taskset = check_taskset(taskset)
-    if overrides is not None and not isinstance(overrides, Mapping):
-        raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {overrides!r}")
-    obj = resolve_method(method, knobs)
-    plan, label = method_plan(obj, model=model, lora=lora, custom_loss=custom_loss(overrides))
-    inner = getattr(obj, "inner", obj)  # Async's wrapped method, or the method itself
-    warnings = plan.warnings
-    check_tokenizers(tokenizers_match, inner, model, label, warnings)
-    _check_batch(batch, plan.group_size)
-
-    gpu_split = (n_infer, n_train)
-    config = _assemble(plan, taskset, model, steps=steps, batch=batch, lora=lora, gpus=gpu_split,
-                       multi_node=node_split is not None, warnings=warnings)
-    honored = dict(plan.honored)
-    ignored = dict(plan.ignored)
-    run = K.Applied()
-    _apply_renderer(config, renderer, model, inner.info, run)
-    K.apply_wandb(config, wandb, run)
-    name = K.apply_run(config, run_name, output_dir, run)
-    K.apply_checkpoint(config, checkpoint, name, run)
-    if node_split is not None:
-        K.apply_nodes(config, node_split, per_node, slurm, name, label, run)
-    elif slurm is not None:  # one node through SLURM (prime-rl's single_node_rl.sbatch.j2, configs/rl.py)
-        K.apply_slurm_node(config, slurm, name, label, run)
-    K.apply_inference(config, max_model_len, gpu_memory_utilization, run)
-    K.apply_eval(config, taskset, eval_taskset, eval_split, run)
-    K.apply_scheduler(config, scheduler, warmup_steps, steps, run)
+    o = options_of(PrimeRlOptions, "prime_rl_config", {"taskset": taskset, "method": method, **options})
+    a = _checked(o, tokenizers_match)
+    warnings = a.plan.warnings
+    config = _assemble(a.plan, a.taskset, a.model, steps=a.steps, batch=a.batch, lora=a.lora, gpus=a.gpus,
+                       multi_node=a.nodes is not None, warnings=warnings)
+    honored, ignored, run = dict(a.plan.honored), dict(a.plan.ignored), K.Applied()
+    _apply_renderer(config, o.renderer, a.model, a.info, run)
+    K.apply_run_knobs(config, o, a.taskset, a.steps, a.label, a.nodes, a.per_node, run)
     honored.update(run.honored)
     warnings.extend(run.warnings)
-    if overrides:
+    if o.overrides:
         before = snapshot(config, honored)
-        for key in apply_overrides(config, overrides):
+        for key in apply_overrides(config, o.overrides):
             honored[key] = f"{key} (override, as given)"
-        reconcile(config, before, overrides, honored, ignored, warnings)
+        reconcile(config, before, o.overrides, honored, ignored, warnings)
         run.notes.extend(T.name_sources(config))
     problems = validate_prime_rl(config)
     if problems:
-        raise ValueError(R.refusal(problems, bool(overrides)))
-    _check_final(config, label, taskset, model, warnings)
-    held_in = R.eval_not_held_out(config, taskset)
+        raise ValueError(R.refusal(problems, bool(o.overrides)))
+    _check_final(config, a.label, a.taskset, a.model, warnings)
+    held_in = R.eval_not_held_out(config, a.taskset)
     if held_in:
         warnings.append(held_in)
-    notes = run.notes + R.version_notes(config, taskset, inner.info)
+    notes = run.notes + R.version_notes(config, a.taskset, a.info)
 
-    # One file name throughout: `out` where given, else the trainer's default name for the method, in the header,
-    # the summary, the next step and the launch command alike.
-    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
-    file_name = str(target) if target else TRAINERS[PRIME_RL].out_name(label)
-    command = f"uv run rl @ {shlex.quote(file_name)}"
-    text = R.render(config, label, taskset, model, command=command)
-    path_str: str | None = None
-    if out is not None:
-        path_str = str(write_config(out, text, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
-                                    allowed_roots=allowed_roots).resolve())
-    needs = R.needs(config, taskset, inner.info) + run.needs
-
+    target = Target.of(o.out, PRIME_RL, a.label, suffixes=_SUFFIXES, why=_WHY, overwrite=a.overwrite,
+                       allowed_roots=allowed_roots)
+    command = f"uv run rl @ {shlex.quote(target.file_name)}"
+    text = R.render(config, a.label, a.taskset, a.model, command=command)
+    path = target.write(text)
     return PrimeRLConfig(
-        verdict="written" if path_str else "ready",
-        summary=R.summary(config, label, taskset, model, steps=steps, lora=lora, gpus=gpu_split, path=path_str,
-                          nodes=node_split, file_name=file_name),
-        next_step=R.next_step(config, inner.info, command, path=path_str, file_name=file_name),
-        warnings=warnings, path=path_str, text=text, config=config, method=label, model=model, taskset=taskset,
-        gpus={"inference": n_infer, "trainer": n_train}, honored=honored, ignored=ignored, command=command,
-        needs=needs, trainer="prime-rl", trainer_version=PRIME_RL_VERSION, trainer_commit=PRIME_RL_COMMIT,
-        notes=notes)
+        verdict="written" if path else "ready",
+        summary=R.summary(config, a.label, a.taskset, a.model, steps=a.steps, lora=a.lora, gpus=a.gpus, path=path,
+                          nodes=a.nodes, file_name=target.file_name),
+        next_step=R.next_step(config, a.info, command, path=path, file_name=target.file_name),
+        warnings=warnings, path=path, text=text, config=config, method=a.label, model=a.model, taskset=a.taskset,
+        gpus=dict(zip(("inference", "trainer"), a.gpus)), honored=honored, ignored=ignored, command=command,
+        needs=R.needs(config, a.taskset, a.info) + run.needs, trainer="prime-rl", trainer_version=PRIME_RL_VERSION,
+        trainer_commit=PRIME_RL_COMMIT, notes=notes)
+
+
+class _Checked(NamedTuple):
+    """prime_rl_config's arguments checked, and the method's plan."""
+
+    model: str
+    taskset: str
+    steps: int
+    batch: int
+    lora: bool
+    overwrite: bool
+    nodes: tuple[int, int] | None  # (inference, trainer) machines of a multi-node run; None: one node
+    per_node: int | None  # the GPUs a node, where given with nodes
+    gpus: tuple[int, int]  # (inference, trainer) GPUs in all
+    plan: Plan
+    label: str
+    info: MethodInfo  # the method's entry (Async's wrapped method's)
+
+
+def _checked(o: PrimeRlOptions, tokenizers_match: Any) -> _Checked:
+    """Each argument checked, in the order a refusal is the most useful (the model, the machines, the numbers, the
+    taskset, the method), then the method's plan, its tokenizers and its group against the batch."""
+    model = check_model(o.model)
+    nodes, per_node, gpus = _machines(o.gpus, o.nodes)
+    steps = as_int("steps", o.steps, 1, "steps is prime-rl's max_steps, the number of optimizer steps.")
+    batch = as_int("batch", o.batch, 1, "batch is prime-rl's orchestrator.batch_size, rollouts per step.")
+    lora, overwrite = as_bool("lora", o.lora), as_bool("overwrite", o.overwrite)
+    taskset = check_taskset(o.taskset)
+    if o.overrides is not None and not isinstance(o.overrides, Mapping):
+        raise ValueError(f"overrides must be a mapping of dotted prime-rl keys to values; got {o.overrides!r}")
+    obj = resolve_method(o.method, o.knobs)
+    plan, label = method_plan(obj, model=model, lora=lora, custom_loss=custom_loss(o.overrides))
+    inner = getattr(obj, "inner", obj)  # Async's wrapped method, or the method itself
+    check_tokenizers(tokenizers_match, inner, model, label, plan.warnings)
+    _check_batch(batch, plan.group_size)
+    return _Checked(model, taskset, steps, batch, lora, overwrite, nodes, per_node, gpus, plan, label, inner.info)
 
 
 def _machines(gpus: Any, nodes: Any) -> tuple[Any, int | None, tuple[int, int]]:

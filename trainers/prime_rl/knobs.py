@@ -51,6 +51,22 @@ class Applied:
     notes: list[str] = field(default_factory=list)
 
 
+def apply_run_knobs(config: dict[str, Any], o: Any, taskset: str, steps: int, label: str,
+                    nodes: tuple[int, int] | None, per_node: int | None, out: Applied) -> None:
+    """Every run knob of the options (trainers/prime_rl/options.py PrimeRlOptions), each where prime-rl reads it, in
+    one order (the TOML's tables follow it)."""
+    apply_wandb(config, o.wandb, out)
+    name = apply_run(config, o.run_name, o.output_dir, out)
+    apply_checkpoint(config, o.checkpoint, name, out)
+    if nodes is not None:
+        apply_nodes(config, nodes, per_node, o.slurm, name, label, out)
+    elif o.slurm is not None:  # one node through SLURM (prime-rl's single_node_rl.sbatch.j2, configs/rl.py)
+        apply_slurm_node(config, o.slurm, name, label, out)
+    apply_inference(config, o.max_model_len, o.gpu_memory_utilization, out)
+    apply_eval(config, taskset, o.eval_taskset, o.eval_split, out)
+    apply_scheduler(config, o.scheduler, o.warmup_steps, steps, out)
+
+
 def apply_wandb(config: dict[str, Any], wandb: Any, out: Applied) -> None:
     if wandb is None:
         return

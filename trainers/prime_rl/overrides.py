@@ -73,25 +73,15 @@ def _set_path(node: Any, parts: list[str], value: Any, key: str) -> None:
                 f"[{', '.join(map(repr, node))}, {{<the new table>}}]}}"
             )
         index = int(head)
-        if not rest:
-            if value is None:
-                del node[index]
-            elif _merges(node[index], value):
-                _merge(node[index], value)
-            else:
-                node[index] = value
-            return
-        _set_path(node[index], rest, value, key)
+        if rest:
+            _set_path(node[index], rest, value, key)
+        else:
+            _put(node, index, value)
         return
     if not isinstance(node, dict):
         raise ValueError(f"override {key!r}: {head!r} is inside a value that is not a table")
     if not rest:
-        if value is None:
-            node.pop(head, None)
-        elif _merges(node.get(head), value):
-            _merge(node[head], value)
-        else:
-            node[head] = value
+        _put(node, head, value)
         return
     if head not in node:
         if value is None:
@@ -107,14 +97,18 @@ def _merges(old: Any, new: Any) -> bool:
     return "type" not in new or new["type"] == old.get("type")
 
 
-def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
-    for k, v in new.items():
-        if v is None:
-            into.pop(k, None)
-        elif _merges(into.get(k), v):
-            _merge(into[k], v)
-        else:
-            into[k] = v
+def _put(node: dict[str, Any] | list[Any], key: Any, value: Any) -> None:
+    """node[key] set as an override sets it (a list's index is checked already): None deletes it, a table merges
+    into the table there, key by key alike, anything else replaces it."""
+    old = node[key] if isinstance(node, list) else node.get(key)
+    if value is None:
+        if isinstance(node, list) or key in node:
+            del node[key]
+    elif _merges(old, value):
+        for k, v in value.items():
+            _put(old, k, v)
+    else:
+        node[key] = value
 
 
 def knob_paths(honored: Mapping[str, str]) -> dict[str, list[str]]:

@@ -62,7 +62,8 @@ class Plan:
 
 
 def _distillation_plan(obj: Any, algo: dict[str, Any], *, lora: bool, **algo_keys: str) -> Plan:
-    """OPD's and OPSD's plan: their own sampling knobs, and where prime-rl reads each (``algo_keys`` first)."""
+    """OPD's and OPSD's plan: their own sampling knobs, and where prime-rl reads each (``algo_keys`` first). Their
+    loss is prime-rl's ref_kl component, fixed to reverse KL, whatever the method's divergence."""
     plan = Plan(
         algo=algo,
         group_size=obj.samples,
@@ -77,6 +78,12 @@ def _distillation_plan(obj: Any, algo: dict[str, Any], *, lora: bool, **algo_key
         max_tokens="orchestrator.train.sampling.max_completion_tokens",
         learning_rate="trainer.optim.lr",
     )
+    if obj.divergence != "reverse_kl":
+        plan.ignored["divergence"] = (
+            f"prime-rl's {obj.name} loss is fixed to reverse KL (its ref_kl component; [trainer.loss] configures only "
+            f"the rl component), so divergence={obj.divergence} is not used. For {obj.divergence}, run "
+            f"{type(obj).__name__}.update in your own trainer."
+        )
     return plan
 
 
@@ -115,12 +122,6 @@ def _opd(obj: Any, *, model: str, lora: bool) -> Plan:
         f"prime-rl's opd scores each sampled token with the teacher's prefill log-prob (reverse KL on sampled "
         f"tokens); {PRIME_RL_TAG} has no top-k support key, so top_k={obj.top_k} is not used."
     )
-    if obj.divergence != "reverse_kl":
-        plan.ignored["divergence"] = (
-            f"prime-rl's opd loss is fixed to reverse KL (its ref_kl component; [trainer.loss] configures only "
-            f"the rl component), so divergence={obj.divergence} is not used. For {obj.divergence}, run "
-            "OPD.update in your own trainer."
-        )
     if obj.base_url is None:
         plan.warnings.append(
             f"The OPD teacher has no base_url, so the config points at {OPD_TEACHER_BASE_URL}. `rl` does not start "
@@ -133,18 +134,9 @@ def _opd(obj: Any, *, model: str, lora: bool) -> Plan:
 
 @PLANS.writes(M.OPSD)
 def _opsd(obj: Any, *, model: str, lora: bool) -> Plan:
-    demo_key = obj.privileged
-    if demo_key.startswith("info.") and demo_key.count(".") == 1:
-        demo_key = demo_key[len("info."):]
-    elif "." in demo_key:
-        raise ValueError(
-            f"prime-rl's opsd looks the privileged text up by one key (demo_key), first in each row's `info`, "
-            f"then as a top-level field; privileged={obj.privileged!r} is a nested path it cannot follow. Fix: "
-            "put the text in a top-level or info field of the taskset rows and pass that field's name."
-        )
     plan = _distillation_plan(
         obj,
-        {"type": obj.name, "demo_key": demo_key, "template": obj.template},
+        {"type": obj.name, "demo_key": _demo_key(obj.privileged), "template": obj.template},
         lora=lora,
         privileged="orchestrator.algo.demo_key",
         template="orchestrator.algo.template",
@@ -157,28 +149,39 @@ def _opsd(obj: Any, *, model: str, lora: bool) -> Plan:
             f"prime-rl's opsd scores against the live policy given the demonstration; {PRIME_RL_TAG} keeps no "
             f"EMA or frozen copy of the weights, so anchor={obj.anchor} runs as anchor='live'."
         )
-    if obj.divergence != "reverse_kl":
-        plan.ignored["divergence"] = (
-            f"prime-rl's opsd loss is fixed to reverse KL (the ref_kl component), so divergence={obj.divergence} "
-            "is not used; run OPSD.update in your own trainer for it."
-        )
-    size = model_params_b(model)
-    if size is None:
-        plan.warnings.append(
-            f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
-            f"about {M.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's completions."
-        )
-    elif size < M.OPSD_MIN_PARAMS_B:
-        plan.warnings.append(
-            f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
-            f"{M.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better."
-        )
-    if _is_thinking(model):
-        plan.warnings.append(
-            f"{model} is a thinking model: OPSD can cost points on thinking models (Kaur et al. 2026, "
-            "arXiv:2607.05184). Compare against grpo on a held-out set before trusting it."
-        )
+    plan.warnings.extend(_in_context_learner(model))
     return plan
+
+
+def _demo_key(privileged: str) -> str:
+    """The key prime-rl's opsd looks the privileged text up by (demo_key): one key, first in each row's `info`, then
+    as a top-level field."""
+    if privileged.startswith("info.") and privileged.count(".") == 1:
+        return privileged[len("info."):]
+    if "." in privileged:
+        raise ValueError(
+            f"prime-rl's opsd looks the privileged text up by one key (demo_key), first in each row's `info`, "
+            f"then as a top-level field; privileged={privileged!r} is a nested path it cannot follow. Fix: "
+            "put the text in a top-level or info field of the taskset rows and pass that field's name."
+        )
+    return privileged
+
+
+def _in_context_learner(model: str) -> list[str]:
+    """What OPSD asks of the model, where its name says it falls short: in-context learning (its size), and no
+    thinking mode."""
+    size, found = model_params_b(model), []
+    if size is None:
+        found.append(f"Could not read the size of {model!r} from its name: OPSD needs a model that learns in context, "
+                     f"about {M.OPSD_MIN_PARAMS_B:g}B parameters and up; under that, SFT on a stronger model's "
+                     "completions.")
+    elif size < M.OPSD_MIN_PARAMS_B:
+        found.append(f"{model} has about {size:g}B parameters: OPSD needs in-context learning of about "
+                     f"{M.OPSD_MIN_PARAMS_B:g}B and up, and under it SFT on a stronger model's completions does better.")
+    if _is_thinking(model):
+        found.append(f"{model} is a thinking model: OPSD can cost points on thinking models (Kaur et al. 2026, "
+                     "arXiv:2607.05184). Compare against grpo on a held-out set before trusting it.")
+    return found
 
 
 @PLANS.writes(M.ASYNC)

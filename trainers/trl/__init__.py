@@ -7,13 +7,17 @@ returns the text with which knobs TRL honors, which it ignores and why, what to 
 command. A method TRL cannot run is refused with a ``ValueError`` that says what to do instead.
 
     constants.py  the TRL facts the writer relies on (version, modes, launch defaults), with sources
+    options.py    what ``trl_config`` takes, declared once (``TrlOptions``)
     plan.py       what each method becomes in TRL: command, keys, knobs honored / ignored, refusals
     build.py      ``trl_config``: arguments, batch split, overrides, YAML, write, result
 
 Importing this package never imports TRL, torch or transformers.
 """
 
-from pick_a_method.trainers.trl.build import trl_config
-from pick_a_method.trainers.trl.constants import TRL_VERSION
+from pick_a_method._lazy import lazy_names
 
-__all__ = ["TRL_VERSION", "trl_config"]
+# Loaded on first use: the listing and `--help` import options.py alone.
+_EXPORTS = {"trl_config": "build", "TrlOptions": "options", "TRL_VERSION": "constants"}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())

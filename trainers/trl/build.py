@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.trainers.config_result import (TrainerConfig, apply_overrides, as_bool, check_text, checked_run,
-                                                   next_step_why, to_yaml)
+from pick_a_method.trainers.config_result import (Target, TrainerConfig, apply_overrides, as_bool, check_text,
+                                                   checked_run, next_step_why, to_yaml)
 from pick_a_method.common.methods import GROUPWISE_GRADING, TRL
 from pick_a_method.common.next_step import NextStep, is_placeholder, placeholder
-from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
-from pick_a_method.common.write import check_out, write_config
 from pick_a_method.trainers.trl import constants as C
+from pick_a_method.trainers.options import options_of, takes
+from pick_a_method.trainers.trl.options import TrlOptions
 from pick_a_method.trainers.trl.plan import method_plan
 
 # Keys whose override would change what the method is (the answer then is: ask for another method).
@@ -37,47 +37,22 @@ _MEANING = {"gpus": "gpus is the number of GPUs on each node.",
             "batch": "batch is the number of completions (or examples) per optimizer step."}
 
 
-def trl_config(
-    method: Any,
-    *,
-    model: str | None = None,
-    dataset: str | None = None,
-    reward_funcs: Sequence[str] | str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    gpus: int = TRAINERS[TRL].gpus,
-    nodes: int = 1,
-    steps: int = STEPS,
-    batch: int = BATCH,
-    lora: bool = LORA,
-    vllm: bool = True,
-    overrides: Any = None,
-    overwrite: bool = False,
-    knobs: Mapping[str, Any] | None = None,
-    allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
-    tokenizers_match: Any = None,
-) -> TrainerConfig:
+@takes(TrlOptions)
+def trl_config(method: Any, *, allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+               tokenizers_match: Any = None, **options: Any) -> TrainerConfig:
     """Write the YAML that ``trl <command> --config FILE`` reads (TRL 1.16.0's config classes).
 
-    - ``method``: grpo, ``async`` (around grpo, correction icepop or tis), groupwise_grading, opd, sft, dpo; a
-      method object, a name with ``knobs``, or ``{"name": ..., **knobs}``.
-    - ``model``: the Hugging Face id or folder to train (``model_name_or_path``). ``dataset``: the dataset
-      (``dataset_name``); ``reward_funcs``: TRL reward names or dotted import paths (grpo). Missing ones are
-      written as ``<...>`` placeholders and listed in ``needs``.
-    - ``gpus`` per node and ``nodes``: more than one process launches through accelerate (the `trl` CLI wraps
-      ``accelerate launch``). ``steps``: ``max_steps``. ``batch``: rollouts (completions) per optimizer step for
-      grpo, examples per step otherwise; split into per-device batch x processes x accumulation.
-    - ``lora``: a LoRA adapter (``use_peft``). ``vllm``: generate with vLLM colocated on the training GPUs.
-    - ``overrides``: TRL keys to set last, a mapping or a list of ``{"key", "value"}`` (``None`` deletes).
-    - ``out``: write the ``.yaml`` there (atomically; never over a file unless ``overwrite``), inside
-      ``allowed_roots``.
+    ``method`` and ``options`` are TrlOptions' fields (trainers/trl/options.py: the model, the dataset and reward
+    functions, the GPUs a node and the nodes, steps, batch, LoRA, vLLM, knobs, overrides, out); a misspelt option is
+    refused with the closest name. ``allowed_roots``: the folders ``out`` must resolve into. ``tokenizers_match``
+    (opd): True/False, or check_tokenizers(teacher, model)'s result.
 
     Raises ``ValueError`` with the reason and the fix for a method TRL cannot run.
     """
-    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(
-        method, knobs, overrides, model=model, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
-        overwrite=overwrite, meaning=_MEANING)
-    dataset = check_text("dataset", dataset, "a Hugging Face dataset id or a local dataset folder", required=False)
-    vllm, funcs = as_bool("vllm", vllm), _reward_funcs(reward_funcs)
+    o = options_of(TrlOptions, "trl_config", {"method": method, **options})
+    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(o, _MEANING)
+    dataset = check_text("dataset", o.dataset, "a Hugging Face dataset id or a local dataset folder", required=False)
+    vllm, funcs = as_bool("vllm", o.vllm), _reward_funcs(o.reward_funcs)
     plan, command, lr = method_plan(obj, model=model, lora=lora, vllm=vllm, tokenizers_match=tokenizers_match)
 
     processes = gpus * nodes
@@ -120,9 +95,9 @@ def trl_config(
         _generation_batch(config, processes, dict(pairs), plan.notes,
                           whole_groups_per_process=plan.whole_groups_per_process)
     plan.needs.extend(_imports_and_columns(command, config))
-    # One file name throughout: `out` where given, else the trainer's default name for the method.
-    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
-    file_name = str(target) if target else TRAINERS[TRL].out_name(plan.label)
+    target = Target.of(o.out, TRL, plan.label, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
+                       allowed_roots=allowed_roots)
+    file_name = target.file_name
     launch = _command(command, file_name, processes, nodes, gpus)
     if nodes > 1:
         plan.needs.append("MACHINE_RANK (0 on the main node, 1.. on the others) and MAIN_PROCESS_IP (the main node's "
@@ -130,10 +105,7 @@ def trl_config(
     header = (f"# TRL `trl {command}` config: {_one_line(plan.label)} for {_one_line(model)}.\n"
               f"# Written by pick-a-method for TRL {C.TRL_VERSION}. Launch: {_one_line(launch)}\n")
     text = header + to_yaml(config)
-    path = None
-    if out is not None:
-        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
-                                why=_WHY).resolve())
+    path = target.write(text)
     shape = (f"{steps} steps x {batch} completions ({batch // plan.keys['num_generations']} prompts x "
              f"{plan.keys['num_generations']})" if "num_generations" in plan.keys else f"{steps} steps x {batch} examples")
     where = f"Wrote {path}" if path else f"Built {file_name} (not written)"

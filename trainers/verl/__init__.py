@@ -7,13 +7,18 @@ verl's token-level rollout correction, its staleness bound the v1 async trainer'
 honors, which it ignores and why, what to fill in and the launch command. A method verl cannot run is
 refused with a ``ValueError`` that says what to do instead.
 
-    plan.py   what each method becomes in verl: keys, knobs honored / ignored, refusals
-    build.py  ``verl_config``: arguments, batch, cluster, overrides, YAML, write, result
+    constants.py  the verl facts the writer relies on (version, key prefixes, the teacher's replica)
+    options.py    what ``verl_config`` takes, declared once (``VerlOptions``)
+    plan.py       what each method becomes in verl: keys, knobs honored / ignored, refusals
+    build.py      ``verl_config``: arguments, batch, cluster, overrides, YAML, write, result
 
 Importing this package never imports verl, Ray, torch or transformers.
 """
 
-from pick_a_method.trainers.verl.build import verl_config
-from pick_a_method.trainers.verl.plan import VERL_VERSION
+from pick_a_method._lazy import lazy_names
 
-__all__ = ["VERL_VERSION", "verl_config"]
+# Loaded on first use: the listing and `--help` import options.py alone.
+_EXPORTS = {"verl_config": "build", "VerlOptions": "options", "VERL_VERSION": "constants"}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, __all__, globals())

@@ -17,22 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from pick_a_method.methods import defaults as D
-from pick_a_method.trainers.config_result import (TrainerConfig, apply_overrides, as_int, check_text, checked_run,
-                                                   next_step_why, to_yaml, yaml_scalar)
+from pick_a_method.trainers.config_result import (Target, TrainerConfig, apply_overrides, as_int, check_text,
+                                                   checked_run, next_step_why, to_yaml, yaml_scalar)
 from pick_a_method.common.next_step import is_placeholder, placeholder
 from pick_a_method.common.methods import VERL
-from pick_a_method.common.trainers import BATCH, LORA, STEPS, TRAINERS
-from pick_a_method.common.write import check_out, write_config
-from pick_a_method.trainers.verl.plan import (
-    ACTOR,
-    DISTILL,
-    ROLLOUT,
-    TEACHER_INFERENCE,
-    TEACHER_GPUS,
-    TEACHER_REPLICA_SIZES,
-    VERL_VERSION,
-    method_plan,
-)
+from pick_a_method.trainers.options import options_of, takes
+from pick_a_method.trainers.verl.constants import (ACTOR, DISTILL, ROLLOUT, TEACHER_INFERENCE, TEACHER_REPLICA_SIZES,
+                                                  VERL_VERSION)
+from pick_a_method.trainers.verl.options import VerlOptions
+from pick_a_method.trainers.verl.plan import method_plan
 from pick_a_method.common.dotted import set_path
 from pick_a_method.common.next_step import NextStep
 
@@ -52,44 +45,21 @@ _MEANING = {"gpus": "gpus is trainer.n_gpus_per_node.", "nodes": "nodes is train
             "batch": "batch is the number of rollouts per step (prompts x group size)."}
 
 
-def verl_config(
-    method: Any,
-    *,
-    model: str | None = None,
-    train_files: str | Sequence[str] | None = None,
-    val_files: str | Sequence[str] | None = None,
-    reward_function: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    gpus: int = TRAINERS[VERL].gpus,
-    nodes: int = 1,
-    teacher_gpus: int = TEACHER_GPUS,
-    steps: int = STEPS,
-    batch: int = BATCH,
-    lora: bool = LORA,
-    overrides: Any = None,
-    overwrite: bool = False,
-    knobs: Mapping[str, Any] | None = None,
-    allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
-    tokenizers_match: Any = None,
-) -> TrainerConfig:
+@takes(VerlOptions)
+def verl_config(method: Any, *, allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+                tokenizers_match: Any = None, **options: Any) -> TrainerConfig:
     """The overrides and YAML for verl 0.9.1's ``main_ppo``, for grpo, async grpo (tis or icepop) and opd.
 
-    - ``model``: ``actor_rollout_ref.model.path``. ``train_files`` / ``val_files``: verl's RL parquet files
-      (``prompt`` chat list, ``data_source``, ``reward_model.ground_truth``); missing ones become placeholders
-      listed in ``needs``. ``reward_function``: ``path/to/file.py:function`` (``reward.custom_reward_function``);
-      without it verl scores rows with its built-in scorer for their ``data_source``.
-    - ``gpus`` per node, ``nodes`` (``trainer.n_gpus_per_node`` / ``trainer.nnodes``); ``teacher_gpus``: opd's
-      teacher pool. ``steps``: ``trainer.total_training_steps``. ``batch``: rollouts per step (prompts x group).
-    - ``overrides``: dotted verl keys set last (a mapping or a list of ``{"key", "value"}``; ``None`` deletes).
-    - ``out``: write the YAML there (``.yaml``; atomic, no clobber, inside ``allowed_roots``); the command then
-      points Hydra at it.
+    ``method`` and ``options`` are VerlOptions' fields (trainers/verl/options.py: the model, the parquet files, the
+    reward function, the GPUs a node, the nodes and opd's teacher GPUs, steps, batch, LoRA, knobs, overrides, out);
+    a misspelt option is refused with the closest name. ``allowed_roots``: the folders ``out`` must resolve into
+    (the command then points Hydra at it). ``tokenizers_match`` (opd): True/False, or check_tokenizers' result.
     """
-    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(
-        method, knobs, overrides, model=model, gpus=gpus, nodes=nodes, steps=steps, batch=batch, lora=lora,
-        overwrite=overwrite, meaning=_MEANING)
-    teacher_gpus = as_int("teacher_gpus", teacher_gpus, 1, "teacher_gpus is opd's teacher pool (distillation.n_gpus_per_node).")
-    reward_function = _reward_function(reward_function)
-    train, val = _files("train_files", train_files), _files("val_files", val_files)
+    o = options_of(VerlOptions, "verl_config", {"method": method, **options})
+    model, gpus, nodes, steps, batch, lora, overwrite, pairs, obj = checked_run(o, _MEANING)
+    teacher_gpus = as_int("teacher_gpus", o.teacher_gpus, 1, "teacher_gpus is opd's teacher pool (distillation.n_gpus_per_node).")
+    reward_function = _reward_function(o.reward_function)
+    train, val = _files("train_files", o.train_files), _files("val_files", o.val_files)
     plan, lr = method_plan(obj, model=model, tokenizers_match=tokenizers_match, teacher_gpus=teacher_gpus, lora=lora)
 
     group = plan.keys[f"{ROLLOUT}.n"]
@@ -148,19 +118,16 @@ def verl_config(
     for k, v in keys.items():
         set_path(nested, k, v)
     document = {"hydra": {"searchpath": [SEARCHPATH]}, "defaults": ["ppo_trainer", "_self_"], **nested}
-    # One file name throughout: `out` where given, else the trainer's default name for the method. Hydra reads
-    # <name>.yaml from --config-path, which must be absolute (a relative one is read beside main_ppo.py).
-    target = None if out is None else check_out(out, _SUFFIXES, _WHY, overwrite, allowed_roots).resolve()
-    file_name = str(target) if target else TRAINERS[VERL].out_name(plan.label)
-    folder = shlex.quote(str(target.parent)) if target else '"$PWD"'
+    # Hydra reads <name>.yaml from --config-path, which must be absolute (a relative one is read beside main_ppo.py).
+    target = Target.of(o.out, VERL, plan.label, suffixes=_SUFFIXES, why=_WHY, overwrite=overwrite,
+                       allowed_roots=allowed_roots)
+    file_name = target.file_name
+    folder = shlex.quote(str(target.path.parent)) if target.path else '"$PWD"'
     command = f"{ENTRY} --config-path {folder} --config-name {shlex.quote(Path(file_name).stem)}"
     header = (f"# verl main_ppo config: {_one_line(plan.label)} for {_one_line(model)}. Written by pick-a-method for "
               f"verl {VERL_VERSION}.\n# Launch: {_one_line(command)}\n")
     text = header + to_yaml(document)
-    path = None
-    if out is not None:
-        path = str(write_config(out, text, suffixes=_SUFFIXES, overwrite=overwrite, allowed_roots=allowed_roots,
-                                why=_WHY).resolve())
+    path = target.write(text)
     plan.needs.append(_packages(keys))
     if nodes > 1:
         plan.needs.append(f"a Ray cluster of {nodes} nodes (ray start --head on one, ray start --address=<head>:6379 on "

@@ -8,7 +8,6 @@ estimators, policy losses, ``agg_loss``), ``trainer/ppo/rollout_corr_helper.py``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,39 +15,9 @@ from pick_a_method.common import methods as M
 from pick_a_method.methods import defaults as D
 from pick_a_method.trainers.config_result import Plan, check_teacher_tokenizer
 from pick_a_method.trainers.plans import Plans
-
-VERL_VERSION = "0.9.1"
-
-ACTOR = "actor_rollout_ref.actor"
-ROLLOUT = "actor_rollout_ref.rollout"
-CORRECTION = "algorithm.rollout_correction"
-DISTILL = "distillation"
-TEACHER = "distillation.teacher_models.teacher_model"
-
-# verl's advantage estimator for GRPO and for the distillation block's policy gradient (core_algos.py
-# AdvantageEstimator.GRPO).
-ADV_ESTIMATOR = "grpo"
-
-# agg_loss "token-mean": the masked token sum over the global token count, the project's GRPO normalization.
-LOSS_AGG_MODE = "token-mean"
-
-# ``trainer.v1.trainer_mode``: "colocate_async" overlaps rollout and training on the same GPUs and drops rollouts
-# older than trainer.v1.sampler.max_off_policy_threshold model versions ("drop" strategy); "sync" (the packaged
-# default) generates each batch with the current weights: on-policy.
-ASYNC_MODE, SYNC_MODE = "colocate_async", "sync"
-
-# verl's threshold counts the model versions a trajectory spans, the one it was submitted under included:
-# ReplayBufferAsync._stale_terminal_keys drops it when global_steps - submitted_at + 1 > threshold
-# (trainer/ppo/v1/replay_buffer.py), so a threshold T keeps lags 0..T-1. Async's off_policy_steps N keeps lags
-# 0..N on every trainer, so verl gets T = N + 1. verl refuses T < 1 (ReplayBuffer.__init__).
-THRESHOLD_OVER_LAG = 1
-
-# The teacher's inference replica: tensor x data x pipeline parallel sizes, verl's distillation.yaml defaults
-# (2, 1, 1). DistillationConfig._resolve_teacher_models refuses a pool its replica size does not divide.
-TEACHER_INFERENCE = f"{TEACHER}.inference"
-TEACHER_REPLICA_SIZES = {"tensor_model_parallel_size": 2, "data_parallel_size": 1, "pipeline_model_parallel_size": 1}
-# The teacher pool's GPUs by default: one replica of those sizes.
-TEACHER_GPUS = math.prod(TEACHER_REPLICA_SIZES.values())
+from pick_a_method.trainers.verl.constants import (ACTOR, ADV_ESTIMATOR, ASYNC_MODE, CORRECTION, DISTILL,
+                                                  LOSS_AGG_MODE, ROLLOUT, SYNC_MODE, TEACHER, THRESHOLD_OVER_LAG,
+                                                  VERL_VERSION)
 
 # What verl offers where a method it lacks would go; the refusals are made from the method table with it
 # (trainers/plans.py). Its estimators: AdvantageEstimator in verl/trainer/ppo/core_algos.py (v0.9.1).
