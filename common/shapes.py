@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
 from pick_a_method.common import dotted
 from pick_a_method.common.errors import InputError
+from pick_a_method.common.trainers import TRAINERS
 
 CLOSED = ConfigDict(extra="forbid", protected_namespaces=(), title=None, defer_build=True)  # built on first use
 
@@ -117,3 +118,20 @@ def plain(value: Any, what: str = "value") -> Any:
     if isinstance(value, list):
         return pairs_dict(value, nest=False, what=what)
     return value
+
+
+# --------------------------------------------------------------------------------------------------------------
+# route's: the trainer whose config tool its next step names, its GPU split's throughput, a path it writes
+# --------------------------------------------------------------------------------------------------------------
+
+Trainer = Literal[tuple(TRAINERS)]  # type: ignore[valid-type]  # "prime-rl", "trl", "verl"
+
+# Both numbers or none, tokens per second per GPU. Listed as the object it is; taken as any value, so that route's
+# own check (routing/forecasting/cost.py check_gpus) refuses a bad one with its fix.
+THROUGHPUT_SCHEMA = {"type": ["object", "null"], "additionalProperties": False, "required": [
+    "inference_tokens_per_s_per_gpu", "trainer_tokens_per_s_per_gpu"], "properties": {
+    "inference_tokens_per_s_per_gpu": {"type": "number"}, "trainer_tokens_per_s_per_gpu": {"type": "number"}}}
+ThroughputArg = Annotated[Any, WithJsonSchema(THROUGHPUT_SCHEMA)]
+
+# A file to write: text on the wire, a str or a path from the library (the writer's own check refuses anything else).
+PathArg = Annotated[Any, WithJsonSchema(TEXT)]

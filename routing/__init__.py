@@ -32,7 +32,7 @@ _EXPORTS = {
     "on_policy": "before_training.compare", "teacher_clears": "before_training.compare",
     **dict.fromkeys(("band", "pass_at", "rollouts_per_task", "truncated_passes"), "before_training.questions"),
     "model_params_b": "pick_a_method.common.identity", "route": "before_training.router",
-    "RouteOptions": "before_training.asked",
+    "RouteOptions": "before_training.options",
     "GradedRows": "rows", "as_rows": "readers", "read_rows": "readers",
     "Table": "table", "table_of": "table",
     "after": "after_training.judge", **dict.fromkeys(("freeze", "read_frozen", "Frozen"), "after_training.frozen"),
@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported e
     from .before_training.questions import band, pass_at, rollouts_per_task, truncated_passes
     from pick_a_method.common.identity import model_params_b
     from .readers import as_rows, read_rows
-    from .before_training.asked import RouteOptions
+    from .before_training.options import RouteOptions
     from .before_training.router import route
     from .rows import GradedRows
     from .table import Table, table_of

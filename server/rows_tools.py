@@ -10,9 +10,10 @@ from typing import Any
 
 from pick_a_method.common.next_step import Tool
 from pick_a_method.routing import defaults as D
+from pick_a_method.routing.before_training.options import RouteOptions
 
 from .declare import NOT_ON_THE_COMMAND_LINE as NOT, Arguments, Cli, arg
-from .schemas import FieldsArg, Pairs, Paths, RowObjects, RowsText, Throughput, Trainer, field_map, pairs_dict, plain
+from .schemas import FieldsArg, Pairs, Paths, RowObjects, RowsText, field_map, pairs_dict
 
 ROWS_HELP = ("graded rows: .jsonl (or .jsonl.gz), .json, .csv or .parquet, or an eval run's folder or log (vf-eval, "
              "lm-eval --log_samples, inspect .eval, verl dumps); several files or a glob read as one set")
@@ -30,13 +31,18 @@ def rows_path_arg(cli: Cli) -> Any:
     return arg(None, cli=cli)
 
 
+THRESHOLD = Cli(metavar="X", help="a row passes when reward >= this")
+EFFECT = Cli(metavar="X", help="the gain to prove, between 0 and 1, e.g. 0.05 = five points")
+TOKENIZERS_MATCH = Cli(yes_no=True, help=(
+    "true or false: whether teacher and student share a tokenizer, if you know (default: not compared)"))
+
+
 def threshold_arg() -> Any:
-    return arg(D.PASS_THRESHOLD, cli=Cli(metavar="X", help="a row passes when reward >= this"))
+    return arg(D.PASS_THRESHOLD, cli=THRESHOLD)
 
 
 def effect_arg() -> Any:
-    return arg(D.PROVE_EFFECT, gt=0, lt=1, cli=Cli(
-        metavar="X", help="the gain to prove, between 0 and 1, e.g. 0.05 = five points"))
+    return arg(D.PROVE_EFFECT, gt=0, lt=1, cli=EFFECT)
 
 
 def fields_arg() -> Any:
@@ -48,8 +54,7 @@ def picture_arg() -> Any:
 
 
 def tokenizers_match_arg() -> Any:
-    return arg(None, cli=Cli(yes_no=True, help=(
-        "true or false: whether teacher and student share a tokenizer, if you know (default: not compared)")))
+    return arg(None, cli=TOKENIZERS_MATCH)
 
 
 def tokenizer_arg() -> Any:
@@ -194,49 +199,46 @@ def throughput_words(text: str) -> dict[str, Any]:
     return dict(zip(keys, values)) if len(values) == 2 else {"--throughput": text}
 
 
-class RouteArguments(Arguments):
+class RouteArguments(Arguments, RouteOptions):
     """Start here: the skill's questions in order; the route, each answer's evidence, and next_step."""
 
     tool, title = Tool.ROUTE, "Route graded rows to a training method"
     answers = "pick_a_method.routing:Route"
     row_sets, pictured = {"rows": True, "teacher_rows": False}, True
     writes = True  # freeze writes the held-out manifest
+    # route's options are routing.RouteOptions' (the library's **options); here, their spelling on the command line
+    clis = {
+        "model": Cli(help="the model you will train, e.g. Qwen/Qwen3-8B (default: none; the on-policy question then "
+                          "stays open)"),
+        "taskset": Cli(help="prime-rl taskset id, filled into the next step"),
+        "teacher": Cli(help="teacher model name (default: the teacher rows' model)"),
+        "teacher_base_url": Cli(metavar="URL", help="the teacher's vLLM server URL, for OPD (e.g. "
+                                                    "http://localhost:8001/v1)"),
+        "tokenizers_match": TOKENIZERS_MATCH,
+        "preference_pairs": Cli(help="the rows hold natural better/worse pairs"),
+        "pass_threshold": THRESHOLD,
+        "effect": EFFECT,
+        "params_b": Cli(metavar="B", help="the model's size in billions of parameters, where its name does not say it"),
+        "trainer": Cli(help="the trainer whose config tool the next step names: prime-rl, trl or verl"),
+        "gpus": Cli(help="GPUs for the run; with --throughput, split between inference and trainer"),
+        "throughput": Cli(parse=throughput_words, metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the "
+                                                                              "trainer"),
+        "freeze": Cli(metavar="FILE", help="draw the held-out tasks before_gpu sizes and write their manifest to "
+                                           "FILE.json, for `after --frozen` (never over an existing file)"),
+    }
     rows: RowObjects = rows_text_arg()
     rows_path: Paths = rows_path_arg(ROWS)
-    model: str | None = arg(None, "Model to train, e.g. Qwen/Qwen3-8B", cli=Cli(help=(
-        "the model you will train, e.g. Qwen/Qwen3-8B (default: none; the on-policy question then stays open)")))
     teacher_rows: RowsText = rows_text_arg()
     teacher_rows_path: Paths = rows_path_arg(Cli(
         flag="--teacher-rows", metavar="FILE", help="a candidate teacher's graded rows on the same tasks"))
-    taskset: str | None = arg(None, "prime-rl taskset id", cli=Cli(
-        help="prime-rl taskset id, filled into the next step"))
-    teacher: str | None = arg(None, "Default: teacher rows' model", cli=Cli(
-        help="teacher model name (default: the teacher rows' model)"))
-    teacher_base_url: str | None = arg(None, "Teacher's vLLM URL (OPD)", cli=Cli(
-        metavar="URL", help="the teacher's vLLM server URL, for OPD (e.g. http://localhost:8001/v1)"))
-    tokenizers_match: bool | None = tokenizers_match_arg()
-    preference_pairs: bool | None = arg(None, "Rows hold better/worse pairs", cli=Cli(
-        help="the rows hold natural better/worse pairs"))
-    pass_threshold: float = threshold_arg()
-    effect: float = effect_arg()
     fields: FieldsArg = fields_arg()
-    trainer: Trainer = arg("prime-rl", "Whose config next_step names", cli=Cli(
-        help="the trainer whose config tool the next step names: prime-rl, trl or verl"))
-    gpus: int | None = arg(None, "GPUs to split by throughput", cli=Cli(
-        help="GPUs for the run; with --throughput, split between inference and trainer"))
-    throughput: Throughput | None = arg(None, "Tokens/s per GPU", cli=Cli(
-        parse=throughput_words, metavar="INFER,TRAIN", help="tokens/s per GPU of vLLM and of the trainer"))
-    freeze: str | None = arg(None, "Write the held-out draw here (.json) for after", cli=Cli(
-        metavar="FILE", help="draw the held-out tasks before_gpu sizes and write their manifest to FILE.json, for "
-                             "`after --frozen` (never over an existing file)"))
     picture: bool = picture_arg()
 
     def call(self, rows: Any, teacher_rows: Any = None, *, allowed_roots: Any = None) -> Any:
         from pick_a_method import routing
 
-        options = self.model_dump(include=set(routing.RouteOptions.model_fields))  # the core's own options model
-        return routing.route(rows, teacher_rows=teacher_rows, allowed_roots=allowed_roots,
-                             **{**options, "throughput": plain(self.throughput)})
+        options = {name: getattr(self, name) for name in RouteOptions.model_fields}  # as given: route checks them
+        return routing.route(rows, teacher_rows=teacher_rows, allowed_roots=allowed_roots, **options)
 
     def picture_of(self, rows: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return rows["rows"], {"model": self.model, "teacher_rows": rows.get("teacher_rows"),

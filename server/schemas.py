@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
@@ -19,9 +19,8 @@ from pick_a_method.common.errors import InputError
 from pick_a_method.common.jsonl import JSONLineError, array_objects, is_array, objects
 # The shapes the tools and the trainers' options share (common/shapes.py), and prime-rl's run tables: named here
 # too, for the tools that read them from here (rows_tools.py, explain.py).
-from pick_a_method.common.shapes import (CLOSED, PAIRS_SCHEMA, TEXT, KeyValue, Nodes, Pairs,  # noqa: F401
+from pick_a_method.common.shapes import (CLOSED, PAIRS_SCHEMA, TEXT, KeyValue, Nodes, Pairs, Trainer,  # noqa: F401
                                          pairs_dict, plain, split_pair)
-from pick_a_method.common.trainers import TRAINERS
 from pick_a_method.trainers.prime_rl.options import Checkpoint, WandB  # noqa: F401
 
 from .declare import Cli, arg
@@ -184,9 +183,6 @@ def field_map(fields: Fields | None) -> dict[str, str] | None:
     return fields.model_dump(exclude_none=True) or None if fields is not None else None
 
 
-Trainer = Literal[tuple(TRAINERS)]  # type: ignore[valid-type]  # "prime-rl", "trl", "verl"
-
-
 # --------------------------------------------------------------------------------------------------------------
 # A next step's arguments as the tool lists them: knobs and overrides as "key=value" strings (common/shapes.py
 # reads them back)
@@ -235,9 +231,3 @@ def ready_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 # each of seven tools); an object {"reward": "correct"} is taken too, and either is checked against Fields.
 FieldsArg = Annotated[Fields | None, BeforeValidator(lambda v: pairs_dict(v, nest=False, what="fields")
                                                      if isinstance(v, list) else v), WithJsonSchema(PAIRS_SCHEMA)]
-
-
-class Throughput(BaseModel):  # route's GPU split: both numbers, tokens per second per GPU
-    model_config = CLOSED
-    inference_tokens_per_s_per_gpu: float
-    trainer_tokens_per_s_per_gpu: float

@@ -160,6 +160,8 @@ class Method(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        if "info" not in vars(cls) and cls.__name__.startswith("_"):
+            return  # a family's shared base (SAO's and BPCO's critic): not a method of its own
         cls.name = cls.info.name
         if cls.__name__ != cls.info.object_name:
             raise TypeError(f"{cls.__name__} is method {cls.info.name!r}, whose table entry names its object "

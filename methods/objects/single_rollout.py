@@ -33,14 +33,19 @@ class FlashReinforce(Method):
     learning_rate: _optional_rate(D.FLASH_REINFORCE_LEARNING_RATE, D.FLASH_REINFORCE_LEARNING_RATE_LORA) = None
 
 
-def _length_adaptive_lambda(alpha: float, length: int) -> float:
-    """SAO's and BPCO's GAE lambda(L) = max(0, 1 - 1/(alpha * L)); 0 for L < 1 (rules: ``gae_lambdas``)."""
-    if length < 1:
-        return 0.0
-    return max(0.0, 1.0 - 1.0 / (alpha * length))
+class _LengthAdaptiveCritic(Method):
+    """What SAO and BPCO share: a critic whose GAE lambda follows the reply's length (LA-GAE), one rollout a prompt,
+    and a ratio test that keeps stale tokens out by itself."""
+
+    off_policy_guard: ClassVar[bool] = True
+    samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
+
+    def gae_lambda(self, length: int) -> float:
+        """lambda(L) = max(0, 1 - 1/(gae_alpha * L)); 0 for L < 1 (the rules' ``gae_lambdas``, one trajectory)."""
+        return 0.0 if length < 1 else max(0.0, 1.0 - 1.0 / (self.gae_alpha * length))
 
 
-class SAO(Method):
+class SAO(_LengthAdaptiveCritic):
     """SAO (Hou et al. 2026, arXiv:2607.07508): skip-observation LA-GAE critic and a strict ratio band.
 
     See ``methods.rules.single_rollout.sao_update``.
@@ -48,8 +53,6 @@ class SAO(Method):
 
     info: ClassVar[MethodInfo] = M.SAO
     rule: ClassVar[str] = "single_rollout:sao_update"
-    off_policy_guard: ClassVar[bool] = True
-    samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
     gamma: ClassVar[float] = D.SAO_GAMMA
     batch: ClassVar[int] = D.SAO_BATCH
 
@@ -73,11 +76,8 @@ class SAO(Method):
             )
         return low, high
 
-    def gae_lambda(self, length: int) -> float:
-        return _length_adaptive_lambda(self.gae_alpha, length)
 
-
-class BPCO(Method):
+class BPCO(_LengthAdaptiveCritic):
     """BPCO (Qi et al. 2026, arXiv:2608.23566): bounded critic, LA-GAE, sign-dependent DPPO clip.
 
     See ``methods.rules.single_rollout.bpco_update``.
@@ -85,8 +85,6 @@ class BPCO(Method):
 
     info: ClassVar[MethodInfo] = M.BPCO
     rule: ClassVar[str] = "single_rollout:bpco_update"
-    off_policy_guard: ClassVar[bool] = True
-    samples: ClassVar[int] = D.SINGLE_ROLLOUT_SAMPLES
 
     clip: _float_knob(0.0, 1.0, D.BPCO_CLIP) = D.BPCO_CLIP
     ratio_cap: _float_knob(1.0, None, D.BPCO_RATIO_CAP, lo_open=False, allow_inf=True) = D.BPCO_RATIO_CAP
@@ -120,8 +118,5 @@ class BPCO(Method):
         if not (low < value < high):
             raise ValueError(f"unbound needs a value strictly inside reward_range {self.reward_range}; got {value!r}")
         return math.tan(math.pi * ((value - low) / (high - low) - 0.5))
-
-    def gae_lambda(self, length: int) -> float:
-        return _length_adaptive_lambda(self.gae_alpha, length)
 
 

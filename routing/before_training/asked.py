@@ -11,7 +11,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults as D
 from pick_a_method.common import methods as M
@@ -29,29 +28,7 @@ from ..readers import as_rows
 from ..rows import GradedRows, RowsLike
 from ..table import Table, table_of
 from ..verdicts import NextStep, OnPolicy, Route, TraceStep
-
-
-class RouteOptions(BaseModel):
-    """What `route` takes past the rows, declared once: the library call (`route(rows, model, **options)`), the MCP
-    tool's schema and the command's flags (server/rows_tools.py RouteArguments) all come from these fields. Values
-    the route checks itself (the trainer, the GPUs, the freeze path) are refused there, with the fix named."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
-    model: str | None = Field(None, description="Model to train, e.g. Qwen/Qwen3-8B")
-    taskset: str | None = Field(None, description="prime-rl taskset id")
-    teacher: str | None = Field(None, description="Default: teacher rows' model")
-    teacher_base_url: str | None = Field(None, description="Teacher's vLLM URL (OPD)")
-    tokenizers_match: bool | None = None
-    preference_pairs: bool | None = Field(None, description="Rows hold better/worse pairs")
-    pass_threshold: float = D.PASS_THRESHOLD
-    effect: float = Field(D.PROVE_EFFECT, gt=0, lt=1)
-    params_b: float | None = None  # the model's size in billions, where its name does not say it (library only)
-    trainer: str = Field("prime-rl", description="Whose config next_step names")
-    gpus: int | None = Field(None, description="GPUs to split by throughput")
-    throughput: Any = Field(None, description="Tokens/s per GPU")  # checked by forecasting's check_gpus
-    freeze: Any = Field(None, description="Write the held-out draw here (.json) for after")  # a path; checked
-    write_roots: Any = Field(None, exclude=True)  # where freeze may write (the server's; None: anywhere)
+from .options import RouteOptions
 
 
 @dataclass
@@ -81,14 +58,15 @@ class Asked:
     warnings: list[str] = field(default_factory=list)
     sure: dict[str, Any] = field(default_factory=dict)  # confidence, rollout advice and cost, once rates decide
     found: dict[str, Any] = field(default_factory=dict)  # what one question found that a later one reads
+    write_roots: Any = None  # where freeze may write (the server's allowed folders; None: anywhere)
 
     @classmethod
     def start(cls, rows: RowsLike, teacher_rows: RowsLike | None, o: RouteOptions,
-              fields: Mapping[str, str] | None) -> Asked:
+              fields: Mapping[str, str] | None, write_roots: Any = None) -> Asked:
         trainer_info(o.trainer)  # a bad trainer, GPU count or freeze path is refused before anything is read
         check_gpus(o.gpus, o.throughput)
         if o.freeze is not None:
-            check_freeze(o.freeze, o.write_roots)
+            check_freeze(o.freeze, write_roots)
         all_rows = as_rows(rows, fields=fields)
         t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
         own, others = split_samplers(all_rows, o.model)
@@ -97,7 +75,7 @@ class Asked:
         if o.model:
             args["model"] = o.model
         asked = cls(all_rows=all_rows, rows=own, others=others, teacher_rows=t_given, o=o, full=full,
-                    g=full.graded(), args=args, needs=needs)
+                    g=full.graded(), args=args, needs=needs, write_roots=write_roots)
         unnamed = all_rows.n_rollouts - own.n_rollouts - sum(o.n_rollouts for o in others.values())
         if others and unnamed:
             asked.warn(f"{unnamed} rows name no model; with several samplers in the file they are left out of "
@@ -153,7 +131,7 @@ class Asked:
                       f"to a method")
             return None
         try:
-            return freeze(self.rows, self.o.effect, out=self.o.freeze, allowed_roots=self.o.write_roots,
+            return freeze(self.rows, self.o.effect, out=self.o.freeze, allowed_roots=self.write_roots,
                           pass_threshold=self.o.pass_threshold, model=self.o.model)
         except InputError as e:
             if e.field != "n_tasks":

@@ -9,13 +9,15 @@ write its step and put it in STEPS where the skill asks it.
 from __future__ import annotations
 
 import difflib
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from pick_a_method.common.errors import InputError
 
-from .asked import Asked, RouteOptions
+from .asked import Asked
+from .options import RouteOptions
 from ..rows import RowsLike
 from .steps import (band_step, graded_step, grader_step, grpo_step, on_policy_step, reward_scale_step, rollouts_step,
                     teacher_step, truncation_step)
@@ -42,14 +44,18 @@ def route(rows: RowsLike, model: str | None = None, teacher_rows: RowsLike | Non
     carries as `gpus`. `freeze` (a .json path) writes the held-out manifest before_gpu sizes (routing.freeze: a
     seeded draw of the trained model's graded tasks) where the route goes to the GPU, never over a file and inside
     `allowed_roots` when given; `after(..., frozen=that path)` then judges the trained checkpoint on those tasks."""
-    unknown = sorted(set(options) - set(RouteOptions.model_fields) | {"write_roots"} & set(options))
+    unknown = sorted(set(options) - set(RouteOptions.model_fields))
     if unknown:  # named with the closest option, as the tools name a misspelt argument
         close = difflib.get_close_matches(unknown[0], RouteOptions.model_fields, n=1)
         raise InputError(f"route takes no option {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                         + f"; its options: {', '.join(f for f in RouteOptions.model_fields if f != 'write_roots')}",
-                         field=unknown[0])
-    o = RouteOptions(model=model, write_roots=allowed_roots, **options)
-    asked = Asked.start(rows, teacher_rows, o, fields)
+                         + f"; its options: {', '.join(RouteOptions.model_fields)}", field=unknown[0])
+    try:
+        o = RouteOptions(model=model, **options)
+    except ValidationError as e:  # a value of the wrong kind: named, with what the option takes
+        first = e.errors()[0]
+        name = ".".join(map(str, first["loc"]))
+        raise InputError(f"route's option {name}={first.get('input')!r}: {first['msg']}", field=name) from None
+    asked = Asked.start(rows, teacher_rows, o, fields, allowed_roots)
     for step in STEPS:
         decision = step(asked)
         if decision is not None:

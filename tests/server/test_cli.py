@@ -80,14 +80,15 @@ def test_no_subcommand_loads_the_mcp_sdk(name, tmp_path):
 
 
 def test_help_loads_neither_mcp_nor_routing_nor_torch():
-    # the routing package itself is lazy (its names load their modules on first use): only its defaults load. The
-    # flags are made from the tools' pydantic argument models, so pydantic loads (their schemas are not built); a
-    # writer's arguments from its options model (trainers/<trainer>/options.py), never from the writer itself.
+    # the routing package itself is lazy (its names load their modules on first use): only its defaults and route's
+    # options load. The flags are made from the tools' pydantic argument models, so pydantic loads (their schemas are
+    # not built); a writer's arguments from its options model (trainers/<trainer>/options.py), never the writer.
     code = ("import sys\nfrom pick_a_method.server import cli\n"
             "try:\n    cli.main(['holdout-size', '--help'])\nexcept SystemExit:\n    pass\n"
             "heavy = [m for m in ('mcp', 'numpy', 'pyarrow', 'torch', 'transformers') if m in sys.modules]\n"
             "heavy += [m for m in sys.modules if m.startswith(('pick_a_method.routing.', 'pick_a_method.methods'))\n"
-            "          and m != 'pick_a_method.routing.defaults']\n"
+            "          and m not in ('pick_a_method.routing.defaults', 'pick_a_method.routing.before_training',\n"
+            "                        'pick_a_method.routing.before_training.options')]\n"
             "heavy += [m for m in sys.modules if m.startswith('pick_a_method.trainers.')\n"
             "          and m.rsplit('.', 1)[1] not in ('options', 'constants', 'prime_rl', 'trl', 'verl')]\n"
             "assert not heavy, heavy\n")
