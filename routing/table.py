@@ -85,11 +85,15 @@ class Table:
     @property
     def names(self) -> list[str]:
         """One label per group: the task id, plus its sampler and arm when the table holds several."""
+        return self.names_in(slice(None))
+
+    def names_in(self, part: slice) -> list[str]:
+        """The labels of the groups in `part` alone (a page of them: the rest are not built)."""
         tasks = self.rows.task_names
         if not self.several:
-            return [tasks[t] for t in self.task.tolist()]
+            return [tasks[t] for t in self.task[part].tolist()]
         return [f"{tasks[t]} [{self.sampler_label(m, a)}]" for t, m, a in
-                zip(self.task.tolist(), self.model.tolist(), self.arm.tolist())]
+                zip(self.task[part].tolist(), self.model[part].tolist(), self.arm[part].tolist())]
 
     def sampler_label(self, model: int, arm: int) -> str:
         m = self.model_names[model] if model >= 0 else "no model named"
@@ -104,24 +108,30 @@ class Table:
         """The groups with at least one graded rollout."""
         return self if (self.n > 0).all() else self.select(self.n > 0)
 
+    def task_means(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per task with a graded group, in task-code order: its code, the mean pass rate over its graded groups
+        (equal weight), and the rollouts that mean is worth, g^2 / sum(1/n) over its g groups (its rollouts where
+        it has one group). Bincounts over the task codes: no sort."""
+        g = self.graded()
+        groups = np.bincount(g.task, minlength=self.rows.n_tasks)
+        codes = np.flatnonzero(groups)
+        sums = np.bincount(g.task, weights=g.rates, minlength=self.rows.n_tasks)[codes]
+        inverse_n = np.bincount(g.task, weights=1.0 / g.n, minlength=self.rows.n_tasks)[codes]
+        groups = groups[codes]
+        return codes, sums / groups, groups * groups / inverse_n
+
     def task_rates(self) -> dict[str, float]:
         """Task name -> mean pass rate over its graded groups (for pairing two tables by task)."""
-        g = self.graded()
-        codes, inverse = np.unique(g.task, return_inverse=True)
-        sums = np.bincount(inverse, weights=g.rates, minlength=len(codes))
-        counts = np.bincount(inverse, minlength=len(codes))
-        return dict(zip(self._names(codes), (sums / counts).tolist()))
+        codes, rates, _ = self.task_means()
+        return dict(zip(self.names_of(codes), rates.tolist()))
 
     def task_worth(self) -> dict[str, float]:
-        """Task name -> the rollouts its task_rates mean is worth: g^2 / sum(1/n) over its g graded groups (an equal-
-        weight mean of group rates), its rollouts where it has one group."""
-        g = self.graded()
-        codes, inverse = np.unique(g.task, return_inverse=True)
-        inverse_n = np.bincount(inverse, weights=1.0 / g.n, minlength=len(codes))
-        groups = np.bincount(inverse, minlength=len(codes))
-        return dict(zip(self._names(codes), (groups * groups / inverse_n).tolist()))
+        """Task name -> the rollouts its task_rates mean is worth (task_means)."""
+        codes, _, worth = self.task_means()
+        return dict(zip(self.names_of(codes), worth.tolist()))
 
-    def _names(self, codes: np.ndarray) -> list[str]:
+    def names_of(self, codes: np.ndarray) -> list[str]:
+        """The names of task codes."""
         names = self.rows.task_names
         return [names[t] for t in codes.tolist()]
 
