@@ -15,6 +15,8 @@ import numpy as np
 
 from pick_a_method.common.errors import InputError
 
+from .stats import distinct
+
 if TYPE_CHECKING:
     from .rows import GradedRows
     from .table import Table
@@ -128,11 +130,15 @@ def summary_table(rows: GradedRows, pass_threshold: float) -> Table:
     n_models, n_arms = len(model_names) + 1, len(rows.arm_names) + 1
     arm = rows.arms
     key = (rows.task.astype(np.int64) * n_models + (model + 1)) * n_arms + (arm + 1)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    _, first, inverse, _ = distinct(key, index=True, inverse=True)
     groups = len(first)
-    total = lambda w: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
-    count = lambda w: total(w).astype(np.int64)  # noqa: E731  (counts below 2^53 sum exactly in float64)
+    if groups == len(key):  # an entry a group (the engines' GROUP BY keys): the groups are the entries, reordered
+        total = lambda w: w[first] + 0.0  # noqa: E731  (+ 0.0: a sum from 0, as bincount's, turns -0.0 to 0.0)
+        count = lambda w: w[first].astype(np.int64)  # noqa: E731
+    else:
+        inverse = inverse.reshape(-1)
+        total = lambda w: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
+        count = lambda w: total(w).astype(np.int64)  # noqa: E731  (counts below 2^53 sum exactly in float64)
     n_rows, n, c = count(s.rollouts), count(s.graded), count(s.passes)
     nonbinary = count(s.nonbinary)
     if nonbinary.any():

@@ -14,6 +14,7 @@ import numpy as np
 
 from pick_a_method.common.identity import lineage
 from .rows import GradedRows, display_name
+from .stats import distinct
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
         first = np.zeros(len(task), dtype=np.int64)  # model and arm are the same in every row
     else:
         key = (rows.task.astype(np.int64) * n_models + (model + 1)) * n_arms + (arm + 1)
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        _, first, inverse, _ = distinct(key, index=True, inverse=True)
         inverse = inverse.reshape(-1)
         task = rows.task[first]
     groups = len(task)
@@ -238,7 +239,7 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
             continue
         mine = named & np.isin(rows.model, members)
         key = rows.task[mine].astype(np.int64) * len(names) + rows.model[mine]
-        _, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
+        _, inverse, sizes = distinct(key, inverse=True)
         if rows.weights is not None:  # a summary's entries: the rollouts they count
             sizes = np.bincount(inverse.reshape(-1), weights=rows.weights[mine])
         if len(sizes) and np.median(sizes) < 2:

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import defaults as D
+from ..stats import distinct
 from pick_a_method.common.errors import InputError
 
 _GRID = 41  # each zoom of the likelihood search: a _GRID x _GRID grid over (logit mean, log concentration)
 _ZOOMS = 4
+_BLOCK_CELLS = 1 << 14  # (fits, grid points, j) logs computed at once: fresh memory for more costs more than the logs
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def narrowed(passes: np.ndarray, rollouts: np.ndarray,
 def distinct_pairs(c: np.ndarray, n: np.ndarray, inverse: bool = False):
     """Distinct (passes, rollouts) pairs as rows, how many groups hold each (and each group's pair index)."""
     base = int(n.max()) + 1
-    keys, idx, weight = np.unique(n * base + c, return_inverse=True, return_counts=True)
+    keys, idx, weight = distinct(n * base + c, inverse=True)
     pairs = np.stack([keys % base, keys // base], axis=1)
     return (pairs, weight, idx.reshape(-1)) if inverse else (pairs, weight)
 
@@ -114,9 +116,13 @@ def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
         s = np.exp(ls)
         a = (m[:, :, None] * s[:, None, :]).reshape(fits, -1)  # fits x grid^2
         b = ((1 - m)[:, :, None] * s[:, None, :]).reshape(fits, -1)
-        ll = (np.einsum("fgj,fj->fg", np.log(a[..., None] + j), A)
-              + np.einsum("fgj,fj->fg", np.log(b[..., None] + j), B)
-              - np.einsum("fgj,fj->fg", np.log(a[..., None] + b[..., None] + j), N))
+        ll = np.empty(a.shape)
+        block = max(1, _BLOCK_CELLS // (fits * width_j))
+        for at in range(0, a.shape[1], block):  # a block of grid points at a time: the logs stay small
+            pa, pb = a[:, at:at + block, None], b[:, at:at + block, None]
+            ll[:, at:at + block] = (np.einsum("fgj,fj->fg", np.log(pa + j), A)
+                                    + np.einsum("fgj,fj->fg", np.log(pb + j), B)
+                                    - np.einsum("fgj,fj->fg", np.log(pa + pb + j), N))
         i = ll.argmax(axis=1)
         top = ll[rows, i]
         better = top > best_ll
