@@ -7,7 +7,7 @@ the same rows (as `route` does) builds it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -102,6 +102,8 @@ class Table:
 
     def select(self, mask: np.ndarray) -> Table:
         """The groups where `mask` is true."""
+        if mask.dtype == bool:  # positions, found once: each column then takes them (faster than a mask each)
+            mask = np.flatnonzero(mask)
         cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
         return Table(rows=self.rows, pass_threshold=self.pass_threshold, model_names=self.model_names, **cols)
 
@@ -138,19 +140,23 @@ class Table:
 
     def samplers(self) -> list[dict[str, Any]]:
         """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
+        if not len(self):
+            return []
         out = []
         width = len(self.rows.arm_names) + 1
         key = (self.model.astype(np.int64) + 1) * width + (self.arm + 1)
-        for k in np.flatnonzero(np.bincount(key)).tolist() if len(self) else []:
+        tasks = np.bincount(key)
+        total = lambda w: np.bincount(key, weights=w).astype(np.int64)  # noqa: E731  (counts below 2^53: exact)
+        rows, graded_rows, passes = total(self.n_rows), total(self.n), total(self.c)
+        graded = self.n > 0
+        for k in np.flatnonzero(tasks).tolist():
             m, a = k // width - 1, k % width - 1
-            mine = key == k
-            graded = mine & (self.n > 0)
+            mine = np.flatnonzero(graded & (key == k))
             entry: dict[str, Any] = {"model": display_name(self.model_names[m]) if m >= 0 else None}
             if a >= 0:
                 entry["arm"] = display_name(self.rows.arm_names[a])
-            entry.update(rows=int(self.n_rows[mine].sum()), tasks=int(mine.sum()), graded_rows=int(self.n[mine].sum()),
-                         passes=int(self.c[mine].sum()),
-                         pass_at_1=float((self.c[graded] / self.n[graded]).mean()) if graded.any() else None)
+            entry.update(rows=int(rows[k]), tasks=int(tasks[k]), graded_rows=int(graded_rows[k]), passes=int(passes[k]),
+                         pass_at_1=float((self.c[mine] / self.n[mine]).mean()) if len(mine) else None)
             out.append(entry)
         return sorted(out, key=lambda e: -e["rows"])
 
@@ -255,6 +261,25 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
         if remap[code] == len(out_names):
             out_names.append(label)
     return np.where(named, remap[np.maximum(rows.model, 0)], -1).astype(np.int32), out_names
+
+
+def share_table(rows: GradedRows, part: GradedRows, codes: list[int], pass_threshold: float) -> None:
+    """Keep on `part` (rows.subset of every row of the model codes `codes`) its table cut from the table of `rows`:
+    those samplers' groups, so rows of rollouts are tabled once. It is the table build_table gives `part` wherever
+    no checkpoints are pooled into one sampler (samplers_of) in either; the sums build_table leaves out where no
+    group needs them are left out as it leaves them (a non-binary reward's square, unstated tokens). Else, and for
+    a summary (whose entries are its groups already: summary_table takes them as they are), nothing is kept."""
+    if rows.counts is not None:
+        return
+    whole = table_of(rows, pass_threshold)
+    if whole.model_names != rows.model_names or samplers_of(part)[0] is not part.model:
+        return
+    t = whole.select(np.isin(whole.model, codes))
+    if whole.n_nonbinary and not t.n_nonbinary:  # every grade 0 or 1: the sum of squares is the sum
+        t = replace(t, reward_sq=t.reward_sum)
+    if part.tokens is None and not t.tokens_n.any():
+        t = replace(t, tokens_sum=np.zeros(len(t)))
+    part._tables[("table", float(pass_threshold))] = replace(t, rows=part)
 
 
 def table_of(rows: GradedRows, pass_threshold: float) -> Table:

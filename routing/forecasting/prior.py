@@ -277,6 +277,7 @@ def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
             d1 = np.where(concave, -(h22 * g1 - h12 * g2) / det, 0.1 * np.sign(g1))
             d2 = np.where(concave, -(h11 * g2 - h12 * g1) / det, 0.1 * np.sign(g2))
         d1, d2 = np.clip(np.nan_to_num(d1), -2, 2), np.clip(np.nan_to_num(d2), -2, 2)
+        moved = False
         for _ in range(4):
             na, nb = a * np.exp(d1), b * np.exp(d2)
             conc = np.log(na + nb)
@@ -284,10 +285,13 @@ def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
             na, nb = na * np.exp(shift), nb * np.exp(shift)
             new = _log_likelihood(A, B, N, na, nb)
             up = new > ll
+            moved = moved or bool(up.any())
             a, b, ll = np.where(up, na, a), np.where(up, nb, b), np.where(up, new, ll)
             if up.all():
                 break
             d1, d2 = np.where(up, 0.0, d1 / 2), np.where(up, 0.0, d2 / 2)
+        if not moved:  # no fit moved: every later step starts where this one did and would end the same
+            break
     return a, b
 
 
