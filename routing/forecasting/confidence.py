@@ -91,10 +91,8 @@ def route_labels(passes, rollouts, *, tail: str = M.GRPO.name, teacher: tuple | 
     rng = np.random.default_rng(seed)
     picks = _draw(weight, draws, rng, fresh)
     tasks = picks.sum(axis=1)
-    single = picks @ (n == 1)
-    fail = picks @ (c == 0)
-    passed = picks @ (c == n)
-    split = picks @ (flag & (n >= 2))
+    # tasks of each kind per draw: whole numbers, summed exactly (as a matrix product would, without BLAS's threads)
+    single, fail, passed, split = (picks[:, kind].sum(axis=1) for kind in (n == 1, c == 0, c == n, flag & (n >= 2)))
     labels = np.full(draws, tail, dtype=object)
     if tail in (M.GRPO.name, M.ASYNC.name):
         labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+{M.REINFORCE_ADA.label}"

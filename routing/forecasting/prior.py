@@ -90,6 +90,21 @@ def _tails(c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
         (pn > j).astype(np.float64)
 
 
+def _tail_counts(weights: np.ndarray, pairs: np.ndarray, width: int) -> list[np.ndarray]:
+    """weights @ (c > j), weights @ (n - c > j) and weights @ (n > j) over the distinct pairs, for j < width, one row
+    per row of `weights` (whole numbers: group counts, resamples): each a cumulative sum over the pairs in order of
+    that count, read at each j. Whole numbers sum exactly in any order, so these are the matrix products' own
+    values, without a matrix product on BLAS's threads (which wait for a core where another process holds one)."""
+    j = np.arange(width)
+    out = []
+    for count in (pairs[:, 0], pairs[:, 1] - pairs[:, 0], pairs[:, 1]):
+        order = np.argsort(count, kind="stable")
+        above = np.zeros(weights.shape[:-1] + (len(count) + 1,))  # above[i]: the weight of the sorted pairs from i
+        above[..., :-1] = np.cumsum(weights[..., order[::-1]], axis=-1)[..., ::-1]
+        out.append(above[..., np.searchsorted(count[order], j, side="right")])
+    return out
+
+
 def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
          start: RatePrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Zooming grid search over (logit of the mean, log of a + b), one fit per row of A, B, N (tail counts):
@@ -143,7 +158,7 @@ def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None
         raise InputError(f"model is {model!r}; give one of {', '.join(D.PRIOR_MODELS)}", field="model")
     pairs, weight = distinct_pairs(c, n)
     w, pa, pb, pn = _tails(c, n)
-    a, b, ll = _fit(w @ pa, w @ pb, w @ pn, (c.sum() + 0.5) / (n.sum() + 1.0))
+    a, b, ll = _fit(*_tail_counts(w, pairs, pa.shape[1]), (c.sum() + 0.5) / (n.sum() + 1.0))
     fits = {"beta": RatePrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))}
     none_fail, all_pass = pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1]
     # No model beats the saturated one (each n's counts at their own shares). Where even that is not a point
@@ -310,7 +325,7 @@ def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: RatePrior,
     a, b = np.full(draws, start.a), np.full(draws, start.b)
     zero, one = np.full(draws, start.zero), np.full(draws, start.one)
     if start.model == "beta":
-        a, b = _newton(picks @ pa, picks @ pb, picks @ pn, a, b)
+        a, b = _newton(*_tail_counts(picks, pairs, pa.shape[1]), a, b)
     else:
         a, b, zero, one, _ = _fit_masses(picks, pa, pb, pn, pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1], a, b,
                                          zero, one, D.PRIOR_RESAMPLE_ITERATIONS)
