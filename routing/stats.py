@@ -214,9 +214,12 @@ def pass_at_k_per_group(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarra
     sizes, size_code, _ = distinct(n, inverse=True)
     keys, inverse, _ = distinct(size_code * base + c, inverse=True)
     pairs = np.stack([sizes[keys // base], keys % base], axis=1)
-    at_k = np.empty(len(pairs))
-    pow_k = np.empty(len(pairs))
-    for j, (nj, cj) in enumerate(pairs.tolist()):
+    # under k fails C(n-c, k) is 0, so pass@k is 1.0; under k passes C(c, k) is 0, so pass^k is 0.0: only the
+    # pairs with k of either need the integers
+    at_k = np.ones(len(pairs))
+    pow_k = np.zeros(len(pairs))
+    for j in np.flatnonzero((pairs[:, 0] - pairs[:, 1] >= k) | (pairs[:, 1] >= k)).tolist():
+        nj, cj = pairs[j].tolist()
         total = math.comb(nj, k)
         at_k[j] = 1.0 - math.comb(nj - cj, k) / total
         pow_k[j] = math.comb(cj, k) / total

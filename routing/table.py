@@ -7,6 +7,7 @@ the same rows (as `route` does) builds it once.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,9 +74,9 @@ class Table:
     def n_nonbinary(self) -> int:
         return int(self.nonbinary.sum())
 
-    @property
+    @functools.cached_property
     def n_tasks(self) -> int:
-        """Distinct tasks (a task with rollouts from two samplers is one task, two groups)."""
+        """Distinct tasks (a task with rollouts from two samplers is one task, two groups); counted once."""
         return int(np.count_nonzero(np.bincount(self.task))) if len(self) else 0
 
     @property

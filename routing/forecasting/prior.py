@@ -24,7 +24,7 @@ from pick_a_method.common.errors import InputError
 
 _GRID = 41  # each zoom of the likelihood search: a _GRID x _GRID grid over (logit mean, log concentration)
 _ZOOMS = 4
-_BLOCK_CELLS = 1 << 14  # (fits, grid points, j) logs computed at once: fresh memory for more costs more than the logs
+_BLOCK_CELLS = 1 << 14  # (grid points, j) logs computed at once (_log_dot)
 
 
 @dataclass(frozen=True)
@@ -105,14 +105,29 @@ def _tail_counts(weights: np.ndarray, pairs: np.ndarray, width: int) -> list[np.
     return out
 
 
+def _log_dot(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """sum_j w[f, j] log(x[f, g] + j) for each fit f and grid point g (the einsum the grid search takes), once per
+    distinct x of a fit (a + b repeats across the grid: 90 values of 1,681) and a block of them at a time, so the
+    logs stay small: fresh memory for all of them cost more than the logs."""
+    j = np.arange(w.shape[1], dtype=np.float64)
+    block = max(1, _BLOCK_CELLS // len(j))
+    out = np.empty(x.shape)
+    for f in range(len(x)):
+        values, inverse = np.unique(x[f], return_inverse=True)
+        each = np.empty(len(values))
+        for at in range(0, len(values), block):
+            each[at:at + block] = np.einsum("gj,j->g", np.log(values[at:at + block, None] + j), w[f])
+        out[f] = each[inverse]
+    return out
+
+
 def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
          start: RatePrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Zooming grid search over (logit of the mean, log of a + b), one fit per row of A, B, N (tail counts):
     no gradient to diverge where the maximum sits at a boundary (every task at one rate drives a + b to its
     cap, a floor drives the mean down). A resample starts at the full fit (`start`) on a narrower grid."""
     A, B, N = np.atleast_2d(A), np.atleast_2d(B), np.atleast_2d(N)
-    fits, width_j = len(A), A.shape[1]
-    j = np.arange(width_j, dtype=np.float64)
+    fits = len(A)
     raw = np.clip(np.asarray(raw, dtype=np.float64).reshape(-1), 1e-6, 1 - 1e-6)
     if start is None:
         centre = np.stack([np.log(raw / (1 - raw)), np.zeros(fits)], axis=1)
@@ -131,13 +146,7 @@ def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
         s = np.exp(ls)
         a = (m[:, :, None] * s[:, None, :]).reshape(fits, -1)  # fits x grid^2
         b = ((1 - m)[:, :, None] * s[:, None, :]).reshape(fits, -1)
-        ll = np.empty(a.shape)
-        block = max(1, _BLOCK_CELLS // (fits * width_j))
-        for at in range(0, a.shape[1], block):  # a block of grid points at a time: the logs stay small
-            pa, pb = a[:, at:at + block, None], b[:, at:at + block, None]
-            ll[:, at:at + block] = (np.einsum("fgj,fj->fg", np.log(pa + j), A)
-                                    + np.einsum("fgj,fj->fg", np.log(pb + j), B)
-                                    - np.einsum("fgj,fj->fg", np.log(pa + pb + j), N))
+        ll = _log_dot(a, A) + _log_dot(b, B) - _log_dot(a + b, N)
         i = ll.argmax(axis=1)
         top = ll[rows, i]
         better = top > best_ll
