@@ -105,7 +105,8 @@ def predict_split(passes: np.ndarray, rollouts: np.ndarray, ks=D.ROLLOUT_CANDIDA
         ci = None
         if ranged:
             shares = (picks * refit_chance_at(k)).sum(axis=1) / len(c)
-            ci = (float(np.quantile(shares, 0.025)), float(np.quantile(shares, 0.975)))
+            lo, hi = np.quantile(shares, [0.025, 0.975])
+            ci = (float(lo), float(hi))
         per_token = share / (k * mean_tokens) * 1e6 if mean_tokens else None
         out.append(SplitPrediction(k=k, share=share, ci95=ci, informative_per_1000_rollouts=share / k * 1000,
                                    informative_per_million_tokens=per_token))
