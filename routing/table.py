@@ -103,6 +103,7 @@ class Table:
 
     def select(self, mask: np.ndarray) -> Table:
         """The groups where `mask` is true."""
+        mask = np.asarray(mask)
         if mask.dtype == bool:  # positions, found once: each column then takes them (faster than a mask each)
             mask = np.flatnonzero(mask)
         cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
