@@ -15,6 +15,8 @@ import numpy as np
 
 from pick_a_method.common.errors import InputError
 
+from .stats import distinct
+
 if TYPE_CHECKING:
     from .rows import GradedRows
     from .table import Table
@@ -127,12 +129,25 @@ def summary_table(rows: GradedRows, pass_threshold: float) -> Table:
     model, model_names = samplers_of(rows)
     n_models, n_arms = len(model_names) + 1, len(rows.arm_names) + 1
     arm = rows.arms
-    key = (rows.task.astype(np.int64) * n_models + (model + 1)) * n_arms + (arm + 1)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    groups = len(first)
-    total = lambda w: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
-    count = lambda w: total(w).astype(np.int64)  # noqa: E731  (counts below 2^53 sum exactly in float64)
+    key = rows.task.astype(np.int64)
+    key *= n_models
+    key += model
+    key += 1
+    key *= n_arms
+    key += arm
+    key += 1
+    if bool((key[1:] > key[:-1]).all()):  # each entry a group, in group order (the engines' GROUP BY read back in
+        first, groups = slice(None), len(key)  # first-seen order): the table's columns are the entries' own
+    else:
+        _, first, inverse, _ = distinct(key, index=True, inverse=True)
+        groups = len(first)
+    if groups == len(key):  # an entry a group: the groups are the entries, reordered
+        total = lambda w: w[first] + 0.0  # noqa: E731  (+ 0.0: a sum from 0, as bincount's, turns -0.0 to 0.0)
+        count = lambda w: w[first].astype(np.int64, copy=False)  # noqa: E731
+    else:
+        inverse = inverse.reshape(-1)
+        total = lambda w: np.bincount(inverse, weights=w, minlength=groups)  # noqa: E731
+        count = lambda w: total(w).astype(np.int64)  # noqa: E731  (counts below 2^53 sum exactly in float64)
     n_rows, n, c = count(s.rollouts), count(s.graded), count(s.passes)
     nonbinary = count(s.nonbinary)
     if nonbinary.any():
@@ -141,8 +156,8 @@ def summary_table(rows: GradedRows, pass_threshold: float) -> Table:
         reward_sum = reward_sq = total(s.reward_sum)
     tokens_n = count(s.tokens_n)
     return Table(rows=rows, pass_threshold=pass_threshold, model_names=model_names,
-                 task=rows.task[first].astype(np.int32), model=model[first].astype(np.int32),
-                 arm=arm[first].astype(np.int32), n_rows=n_rows, n=n, c=c, truncated=count(s.truncated),
+                 task=rows.task[first].astype(np.int32, copy=False), model=model[first].astype(np.int32, copy=False),
+                 arm=arm[first].astype(np.int32, copy=False), n_rows=n_rows, n=n, c=c, truncated=count(s.truncated),
                  truncated_passes=count(s.truncated_passes), ungraded=n_rows - n, nonbinary=nonbinary,
                  reward_sum=reward_sum, reward_sq=reward_sq,
                  tokens_sum=total(s.tokens_sum) if rows.tokens is not None or tokens_n.any() else np.zeros(groups),

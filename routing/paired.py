@@ -49,13 +49,6 @@ def shared_index(a: Sequence[str], b: Sequence[str]) -> tuple[np.ndarray, np.nda
     return ai, bi
 
 
-def shared_values(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The names both maps hold (a's order) and each side's values on them."""
-    names = shared(list(a), b)
-    return (names, np.fromiter(map(a.__getitem__, names), np.float64, len(names)),
-            np.fromiter(map(b.__getitem__, names), np.float64, len(names)))
-
-
 # -- the paired spread and the size it asks for ------------------------------------------------------------------------
 
 def diff_sd(diff: np.ndarray) -> float:

@@ -24,6 +24,31 @@ _MAX_CATEGORIES = 4096  # beyond this many distinct values, resample indices in 
 _BLOCK_CELLS = 1 << 22
 
 
+def distinct(keys: np.ndarray, *, index: bool = False, inverse: bool = False) -> tuple[np.ndarray, ...]:
+    """np.unique(keys, return_index=index, return_inverse=inverse, return_counts=True) for non-negative integer keys:
+    the same arrays, by one bincount over the keys' range where it is small beside their number (keys packed from
+    counts and codes), so no sort; np.unique itself otherwise."""
+    keys = np.asarray(keys).reshape(-1)
+    top = int(keys.max()) + 1 if len(keys) else 0
+    if not len(keys) or top > 4 * len(keys) + (1 << 16) or keys.min() < 0:
+        return np.unique(keys, return_index=index, return_inverse=inverse, return_counts=True)
+    counts = np.bincount(keys, minlength=top)
+    values = np.flatnonzero(counts)
+    out = [values.astype(keys.dtype, copy=False)]
+    if index or inverse:
+        where = np.zeros(top, dtype=np.intp)
+        where[values] = np.arange(len(values))
+        codes = where[keys]
+    if index:  # each value's first position
+        first = np.full(len(values), len(keys), dtype=np.intp)
+        np.minimum.at(first, codes, np.arange(len(keys)))
+        out.append(first)
+    if inverse:
+        out.append(codes)
+    out.append(counts[values])
+    return tuple(out)
+
+
 def percentile_interval(means: np.ndarray, level: float = D.CI_LEVEL) -> tuple[float, float]:
     """Order statistics of sorted resample means, as the anchor takes them (2000 draws: 50th and 1949th); kept
     for bench/coverage_bench.py's comparison and for ranges with no closed form."""
@@ -185,11 +210,16 @@ def pass_at_k_per_group(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarra
     (Yao et al. 2024, tau-bench). Groups must have n >= k. Exact integer combinatorics per distinct (n, c)."""
     n, c = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64)
     base = int(n.max()) + 1 if len(n) else 1
-    keys, inverse = np.unique(n * base + c, return_inverse=True)  # a 1-D unique: many times faster than rows
-    pairs = np.stack([keys // base, keys % base], axis=1)
-    at_k = np.empty(len(pairs))
-    pow_k = np.empty(len(pairs))
-    for j, (nj, cj) in enumerate(pairs.tolist()):
+    # a 1-D unique of (size code, passes): sizes are few, so the keys stay small enough for a bincount
+    sizes, size_code, _ = distinct(n, inverse=True)
+    keys, inverse, _ = distinct(size_code * base + c, inverse=True)
+    pairs = np.stack([sizes[keys // base], keys % base], axis=1)
+    # under k fails C(n-c, k) is 0, so pass@k is 1.0; under k passes C(c, k) is 0, so pass^k is 0.0: only the
+    # pairs with k of either need the integers
+    at_k = np.ones(len(pairs))
+    pow_k = np.zeros(len(pairs))
+    for j in np.flatnonzero((pairs[:, 0] - pairs[:, 1] >= k) | (pairs[:, 1] >= k)).tolist():
+        nj, cj = pairs[j].tolist()
         total = math.comb(nj, k)
         at_k[j] = 1.0 - math.comb(nj - cj, k) / total
         pow_k[j] = math.comb(cj, k) / total

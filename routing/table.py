@@ -7,13 +7,15 @@ the same rows (as `route` does) builds it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from pick_a_method.common.identity import lineage
 from .rows import GradedRows, display_name
+from .stats import distinct
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,9 @@ class Table:
     def n_nonbinary(self) -> int:
         return int(self.nonbinary.sum())
 
-    @property
+    @functools.cached_property
     def n_tasks(self) -> int:
-        """Distinct tasks (a task with rollouts from two samplers is one task, two groups)."""
+        """Distinct tasks (a task with rollouts from two samplers is one task, two groups); counted once."""
         return int(np.count_nonzero(np.bincount(self.task))) if len(self) else 0
 
     @property
@@ -85,11 +87,15 @@ class Table:
     @property
     def names(self) -> list[str]:
         """One label per group: the task id, plus its sampler and arm when the table holds several."""
+        return self.names_in(slice(None))
+
+    def names_in(self, part: slice) -> list[str]:
+        """The labels of the groups in `part` alone (a page of them: the rest are not built)."""
         tasks = self.rows.task_names
         if not self.several:
-            return [tasks[t] for t in self.task.tolist()]
+            return [tasks[t] for t in self.task[part].tolist()]
         return [f"{tasks[t]} [{self.sampler_label(m, a)}]" for t, m, a in
-                zip(self.task.tolist(), self.model.tolist(), self.arm.tolist())]
+                zip(self.task[part].tolist(), self.model[part].tolist(), self.arm[part].tolist())]
 
     def sampler_label(self, model: int, arm: int) -> str:
         m = self.model_names[model] if model >= 0 else "no model named"
@@ -97,6 +103,9 @@ class Table:
 
     def select(self, mask: np.ndarray) -> Table:
         """The groups where `mask` is true."""
+        mask = np.asarray(mask)
+        if mask.dtype == bool:  # positions, found once: each column then takes them (faster than a mask each)
+            mask = np.flatnonzero(mask)
         cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
         return Table(rows=self.rows, pass_threshold=self.pass_threshold, model_names=self.model_names, **cols)
 
@@ -104,42 +113,52 @@ class Table:
         """The groups with at least one graded rollout."""
         return self if (self.n > 0).all() else self.select(self.n > 0)
 
+    def task_means(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per task with a graded group, in task-code order: its code, the mean pass rate over its graded groups
+        (equal weight), and the rollouts that mean is worth, g^2 / sum(1/n) over its g groups (its rollouts where
+        it has one group). Bincounts over the task codes: no sort."""
+        g = self.graded()
+        groups = np.bincount(g.task, minlength=self.rows.n_tasks)
+        codes = np.flatnonzero(groups)
+        sums = np.bincount(g.task, weights=g.rates, minlength=self.rows.n_tasks)[codes]
+        inverse_n = np.bincount(g.task, weights=1.0 / g.n, minlength=self.rows.n_tasks)[codes]
+        groups = groups[codes]
+        return codes, sums / groups, groups * groups / inverse_n
+
     def task_rates(self) -> dict[str, float]:
         """Task name -> mean pass rate over its graded groups (for pairing two tables by task)."""
-        g = self.graded()
-        codes, inverse = np.unique(g.task, return_inverse=True)
-        sums = np.bincount(inverse, weights=g.rates, minlength=len(codes))
-        counts = np.bincount(inverse, minlength=len(codes))
-        return dict(zip(self._names(codes), (sums / counts).tolist()))
+        codes, rates, _ = self.task_means()
+        return dict(zip(self.names_of(codes), rates.tolist()))
 
     def task_worth(self) -> dict[str, float]:
-        """Task name -> the rollouts its task_rates mean is worth: g^2 / sum(1/n) over its g graded groups (an equal-
-        weight mean of group rates), its rollouts where it has one group."""
-        g = self.graded()
-        codes, inverse = np.unique(g.task, return_inverse=True)
-        inverse_n = np.bincount(inverse, weights=1.0 / g.n, minlength=len(codes))
-        groups = np.bincount(inverse, minlength=len(codes))
-        return dict(zip(self._names(codes), (groups * groups / inverse_n).tolist()))
+        """Task name -> the rollouts its task_rates mean is worth (task_means)."""
+        codes, _, worth = self.task_means()
+        return dict(zip(self.names_of(codes), worth.tolist()))
 
-    def _names(self, codes: np.ndarray) -> list[str]:
+    def names_of(self, codes: np.ndarray) -> list[str]:
+        """The names of task codes."""
         names = self.rows.task_names
         return [names[t] for t in codes.tolist()]
 
     def samplers(self) -> list[dict[str, Any]]:
         """Per sampler (and arm): rows, tasks, graded rows, passes and pass@1 (mean over its graded groups), most rows first."""
+        if not len(self):
+            return []
         out = []
         width = len(self.rows.arm_names) + 1
         key = (self.model.astype(np.int64) + 1) * width + (self.arm + 1)
-        for k in np.flatnonzero(np.bincount(key)).tolist() if len(self) else []:
+        tasks = np.bincount(key)
+        total = lambda w: np.bincount(key, weights=w).astype(np.int64)  # noqa: E731  (counts below 2^53: exact)
+        rows, graded_rows, passes = total(self.n_rows), total(self.n), total(self.c)
+        graded = self.n > 0
+        for k in np.flatnonzero(tasks).tolist():
             m, a = k // width - 1, k % width - 1
-            mine = key == k
-            graded = mine & (self.n > 0)
+            mine = np.flatnonzero(graded & (key == k))
             entry: dict[str, Any] = {"model": display_name(self.model_names[m]) if m >= 0 else None}
             if a >= 0:
                 entry["arm"] = display_name(self.rows.arm_names[a])
-            entry.update(rows=int(self.n_rows[mine].sum()), tasks=int(mine.sum()), graded_rows=int(self.n[mine].sum()),
-                         passes=int(self.c[mine].sum()),
-                         pass_at_1=float((self.c[graded] / self.n[graded]).mean()) if graded.any() else None)
+            entry.update(rows=int(rows[k]), tasks=int(tasks[k]), graded_rows=int(graded_rows[k]), passes=int(passes[k]),
+                         pass_at_1=float((self.c[mine] / self.n[mine]).mean()) if len(mine) else None)
             out.append(entry)
         return sorted(out, key=lambda e: -e["rows"])
 
@@ -167,7 +186,7 @@ def build_table(rows: GradedRows, pass_threshold: float) -> Table:
         first = np.zeros(len(task), dtype=np.int64)  # model and arm are the same in every row
     else:
         key = (rows.task.astype(np.int64) * n_models + (model + 1)) * n_arms + (arm + 1)
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        _, first, inverse, _ = distinct(key, index=True, inverse=True)
         inverse = inverse.reshape(-1)
         task = rows.task[first]
     groups = len(task)
@@ -228,7 +247,7 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
             continue
         mine = named & np.isin(rows.model, members)
         key = rows.task[mine].astype(np.int64) * len(names) + rows.model[mine]
-        _, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
+        _, inverse, sizes = distinct(key, inverse=True)
         if rows.weights is not None:  # a summary's entries: the rollouts they count
             sizes = np.bincount(inverse.reshape(-1), weights=rows.weights[mine])
         if len(sizes) and np.median(sizes) < 2:
@@ -244,6 +263,25 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
         if remap[code] == len(out_names):
             out_names.append(label)
     return np.where(named, remap[np.maximum(rows.model, 0)], -1).astype(np.int32), out_names
+
+
+def share_table(rows: GradedRows, part: GradedRows, codes: list[int], pass_threshold: float) -> None:
+    """Keep on `part` (rows.subset of every row of the model codes `codes`) its table cut from the table of `rows`:
+    those samplers' groups, so rows of rollouts are tabled once. It is the table build_table gives `part` wherever
+    no checkpoints are pooled into one sampler (samplers_of) in either; the sums build_table leaves out where no
+    group needs them are left out as it leaves them (a non-binary reward's square, unstated tokens). Else, and for
+    a summary (whose entries are its groups already: summary_table takes them as they are), nothing is kept."""
+    if rows.counts is not None:
+        return
+    whole = table_of(rows, pass_threshold)
+    if whole.model_names != rows.model_names or samplers_of(part)[0] is not part.model:
+        return
+    t = whole.select(np.isin(whole.model, codes))
+    if whole.n_nonbinary and not t.n_nonbinary:  # every grade 0 or 1: the sum of squares is the sum
+        t = replace(t, reward_sq=t.reward_sum)
+    if part.tokens is None and not t.tokens_n.any():
+        t = replace(t, tokens_sum=np.zeros(len(t)))
+    part._tables[("table", float(pass_threshold))] = replace(t, rows=part)
 
 
 def table_of(rows: GradedRows, pass_threshold: float) -> Table:

@@ -15,7 +15,7 @@ from pick_a_method.common.trainers import TRAINERS
 from .. import defaults as D
 from pick_a_method.common.config_call import config_call
 from .questions import pass_at
-from ..paired import shared_values
+from ..paired import shared_index
 from ..shared import dominant_model, median_budget, model_rollouts, rows_arguments
 from ..readers import as_rows
 from ..rows import GradedRows, RowsLike, display_name
@@ -116,22 +116,36 @@ def on_policy(rows: RowsLike, model: str | None, *, pass_threshold: float = D.PA
 # Question 5
 
 
+def _shared(t_table: Table, s_table: Table) -> tuple[np.ndarray, ...]:
+    """The tasks both sides scored, in the teacher's order: their codes in the teacher's rows, and each side's pass
+    rate on them and the rollouts it is worth (Table.task_means). Sides read together (one file's samplers) share
+    the task codes, so they pair on them (numpy); sides read apart pair by name (paired.py)."""
+    t_codes, t_rates, t_worth = t_table.task_means()
+    s_codes, s_rates, s_worth = s_table.task_means()
+    if t_table.rows.task_names is s_table.rows.task_names:
+        at = np.full(t_table.rows.n_tasks, -1)  # task code -> its position in the student's codes
+        at[s_codes] = np.arange(len(s_codes))
+        ti = np.flatnonzero(at[t_codes] >= 0)
+        si = at[t_codes[ti]]
+    else:
+        ti, si = shared_index(t_table.names_of(t_codes), s_table.names_of(s_codes))
+    return t_codes[ti], t_rates[ti], s_rates[si], t_worth[ti], s_worth[si]
+
+
 def shared_rates(t_table: Table, s_table: Table) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The tasks both sides scored (in the teacher's order) and each side's pass rate on them (paired.py pairs)."""
-    return shared_values(t_table.task_rates(), s_table.task_rates())
+    """The tasks both sides scored (in the teacher's order) and each side's pass rate on them."""
+    codes, t_rates, s_rates, _, _ = _shared(t_table, s_table)
+    return t_table.names_of(codes), t_rates, s_rates
 
 
 def paired(t: GradedRows, s: GradedRows, pass_threshold: float) -> PairedDifference | None:
     """Teacher minus student pass rate per shared task, with the MOVER interval from both arms (stats.paired_ci),
     each arm capped at what its rollouts are worth, as pass_at's interval is."""
-    t_table, s_table = table_of(t, pass_threshold), table_of(s, pass_threshold)
-    shared, t_rates, s_rates = shared_rates(t_table, s_table)
-    if not shared:
+    _, t_rates, s_rates, t_worth, s_worth = _shared(table_of(t, pass_threshold), table_of(s, pass_threshold))
+    if not len(t_rates):
         return None
-    tk, sk = t_table.task_worth(), s_table.task_worth()
-    ci95 = paired_ci(t_rates, s_rates, rollouts_a=np.array([tk[name] for name in shared]),
-                     rollouts_b=np.array([sk[name] for name in shared]))
-    return PairedDifference(n_shared=len(shared), mean_diff=float((t_rates - s_rates).mean()), ci95=ci95)
+    ci95 = paired_ci(t_rates, s_rates, rollouts_a=t_worth, rollouts_b=s_worth)
+    return PairedDifference(n_shared=len(t_rates), mean_diff=float((t_rates - s_rates).mean()), ci95=ci95)
 
 
 def _again(t_rows: GradedRows, s_rows: GradedRows, effect: float, pass_threshold: float) -> dict[str, Any]:

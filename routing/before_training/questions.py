@@ -170,7 +170,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         warnings.append(f"no interval on pass@1: {plural(len(g.n), unit(g))}, and a bootstrap over them needs "
                         f"{D.MIN_CI_TASKS}; score more tasks (a distinct task_id per task)")
     stop = None if per_task_limit is None else per_task_offset + per_task_limit
-    per_task = listing(g.names[per_task_offset:stop], rates[per_task_offset:stop].tolist())
+    per_task = listing(g.names_in(slice(per_task_offset, stop)), rates[per_task_offset:stop].tolist())
     if any(len(name) > NAME_LIMIT for name in per_task):
         warnings.append(f"task ids longer than {NAME_LIMIT} characters are listed as their first 60 characters "
                         f"and a hash")
@@ -182,7 +182,7 @@ def pass_at(rows: RowsLike, *, k: int | None = None, pass_threshold: float = D.P
         summary=f"pass@1 {p1:.3f}{ci_text} over {groups_of(g)}{kway}.",
         pass_at_1=p1, ci95=ci, k=k, pass_at_k=at_k, pass_pow_k=pow_k, pass_at_k_ci95=at_k_ci,
         pass_pow_k_ci95=pow_k_ci, n_tasks=g.n_tasks, n_groups=len(g.n), n_tasks_at_k=n_at_k, per_task=per_task,
-        per_task_omitted=len(g.names) - len(per_task), warnings=warnings,
+        per_task_omitted=len(g) - len(per_task), warnings=warnings,
         by_sampler=g.samplers()[: D.LIST_LIMIT] if g.several else [],
         next_step=NextStep(tool=Tool.BAND, arguments=args, needs=needs, why="Read the per-task band next."), **common)
 

@@ -19,7 +19,7 @@ from pick_a_method.common.errors import InputError
 
 from .. import defaults as D
 from .prior import narrowed
-from ..stats import score_intervals
+from ..stats import distinct, score_intervals
 
 _MAX_CELLS = 1 << 23  # draws x distinct pairs held at once
 
@@ -46,7 +46,7 @@ def _pairs(passes, rollouts, what: str, signal=None) -> tuple[np.ndarray, np.nda
         raise InputError(f"{what}: signal needs one flag per task", field="signal")
     base = int(n.max()) + 1
     # one integer per triple: a 1-D unique is many times faster than one over rows
-    keys, weight = np.unique((n * base + c) * 2 + flag, return_counts=True)
+    keys, weight = distinct((n * base + c) * 2 + flag)
     pair = keys // 2
     n_pairs = pair // base
     return (pair - n_pairs * base).astype(np.float64), n_pairs.astype(np.float64), (keys % 2).astype(bool), weight
@@ -91,10 +91,8 @@ def route_labels(passes, rollouts, *, tail: str = M.GRPO.name, teacher: tuple | 
     rng = np.random.default_rng(seed)
     picks = _draw(weight, draws, rng, fresh)
     tasks = picks.sum(axis=1)
-    single = picks @ (n == 1)
-    fail = picks @ (c == 0)
-    passed = picks @ (c == n)
-    split = picks @ (flag & (n >= 2))
+    # tasks of each kind per draw: whole numbers, summed exactly (as a matrix product would, without BLAS's threads)
+    single, fail, passed, split = (picks[:, kind].sum(axis=1) for kind in (n == 1, c == 0, c == n, flag & (n >= 2)))
     labels = np.full(draws, tail, dtype=object)
     if tail in (M.GRPO.name, M.ASYNC.name):
         labels[split < D.MIN_SPLIT_TASKS] = f"{tail}+{M.REINFORCE_ADA.label}"

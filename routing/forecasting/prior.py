@@ -19,10 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import defaults as D
+from ..stats import distinct
 from pick_a_method.common.errors import InputError
 
 _GRID = 41  # each zoom of the likelihood search: a _GRID x _GRID grid over (logit mean, log concentration)
 _ZOOMS = 4
+_BLOCK_CELLS = 1 << 14  # (grid points, j) logs computed at once (_log_dot)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def narrowed(passes: np.ndarray, rollouts: np.ndarray,
 def distinct_pairs(c: np.ndarray, n: np.ndarray, inverse: bool = False):
     """Distinct (passes, rollouts) pairs as rows, how many groups hold each (and each group's pair index)."""
     base = int(n.max()) + 1
-    keys, idx, weight = np.unique(n * base + c, return_inverse=True, return_counts=True)
+    keys, idx, weight = distinct(n * base + c, inverse=True)
     pairs = np.stack([keys % base, keys // base], axis=1)
     return (pairs, weight, idx.reshape(-1)) if inverse else (pairs, weight)
 
@@ -88,14 +90,44 @@ def _tails(c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
         (pn > j).astype(np.float64)
 
 
+def _tail_counts(weights: np.ndarray, pairs: np.ndarray, width: int) -> list[np.ndarray]:
+    """weights @ (c > j), weights @ (n - c > j) and weights @ (n > j) over the distinct pairs, for j < width, one row
+    per row of `weights` (whole numbers: group counts, resamples): each a cumulative sum over the pairs in order of
+    that count, read at each j. Whole numbers sum exactly in any order, so these are the matrix products' own
+    values, without a matrix product on BLAS's threads (which wait for a core where another process holds one)."""
+    j = np.arange(width)
+    out = []
+    for count in (pairs[:, 0], pairs[:, 1] - pairs[:, 0], pairs[:, 1]):
+        order = np.argsort(count, kind="stable")
+        above = np.zeros(weights.shape[:-1] + (len(count) + 1,))  # above[i]: the weight of the sorted pairs from i
+        above[..., :-1] = np.cumsum(weights[..., order[::-1]], axis=-1)[..., ::-1]
+        out.append(above[..., np.searchsorted(count[order], j, side="right")])
+    return out
+
+
+def _log_dot(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """sum_j w[f, j] log(x[f, g] + j) for each fit f and grid point g (the einsum the grid search takes), once per
+    distinct x of a fit (a + b repeats across the grid: 90 values of 1,681) and a block of them at a time, so the
+    logs stay small: fresh memory for all of them cost more than the logs."""
+    j = np.arange(w.shape[1], dtype=np.float64)
+    block = max(1, _BLOCK_CELLS // len(j))
+    out = np.empty(x.shape)
+    for f in range(len(x)):
+        values, inverse = np.unique(x[f], return_inverse=True)
+        each = np.empty(len(values))
+        for at in range(0, len(values), block):
+            each[at:at + block] = np.einsum("gj,j->g", np.log(values[at:at + block, None] + j), w[f])
+        out[f] = each[inverse]
+    return out
+
+
 def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
          start: RatePrior | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Zooming grid search over (logit of the mean, log of a + b), one fit per row of A, B, N (tail counts):
     no gradient to diverge where the maximum sits at a boundary (every task at one rate drives a + b to its
     cap, a floor drives the mean down). A resample starts at the full fit (`start`) on a narrower grid."""
     A, B, N = np.atleast_2d(A), np.atleast_2d(B), np.atleast_2d(N)
-    fits, width_j = len(A), A.shape[1]
-    j = np.arange(width_j, dtype=np.float64)
+    fits = len(A)
     raw = np.clip(np.asarray(raw, dtype=np.float64).reshape(-1), 1e-6, 1 - 1e-6)
     if start is None:
         centre = np.stack([np.log(raw / (1 - raw)), np.zeros(fits)], axis=1)
@@ -114,9 +146,7 @@ def _fit(A: np.ndarray, B: np.ndarray, N: np.ndarray, raw: np.ndarray,
         s = np.exp(ls)
         a = (m[:, :, None] * s[:, None, :]).reshape(fits, -1)  # fits x grid^2
         b = ((1 - m)[:, :, None] * s[:, None, :]).reshape(fits, -1)
-        ll = (np.einsum("fgj,fj->fg", np.log(a[..., None] + j), A)
-              + np.einsum("fgj,fj->fg", np.log(b[..., None] + j), B)
-              - np.einsum("fgj,fj->fg", np.log(a[..., None] + b[..., None] + j), N))
+        ll = _log_dot(a, A) + _log_dot(b, B) - _log_dot(a + b, N)
         i = ll.argmax(axis=1)
         top = ll[rows, i]
         better = top > best_ll
@@ -137,7 +167,7 @@ def fit_prior(passes: np.ndarray, rollouts: np.ndarray, model: str | None = None
         raise InputError(f"model is {model!r}; give one of {', '.join(D.PRIOR_MODELS)}", field="model")
     pairs, weight = distinct_pairs(c, n)
     w, pa, pb, pn = _tails(c, n)
-    a, b, ll = _fit(w @ pa, w @ pb, w @ pn, (c.sum() + 0.5) / (n.sum() + 1.0))
+    a, b, ll = _fit(*_tail_counts(w, pairs, pa.shape[1]), (c.sum() + 0.5) / (n.sum() + 1.0))
     fits = {"beta": RatePrior(a=float(a[0]), b=float(b[0]), log_likelihood=float(ll[0]))}
     none_fail, all_pass = pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1]
     # No model beats the saturated one (each n's counts at their own shares). Where even that is not a point
@@ -271,6 +301,7 @@ def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
             d1 = np.where(concave, -(h22 * g1 - h12 * g2) / det, 0.1 * np.sign(g1))
             d2 = np.where(concave, -(h11 * g2 - h12 * g1) / det, 0.1 * np.sign(g2))
         d1, d2 = np.clip(np.nan_to_num(d1), -2, 2), np.clip(np.nan_to_num(d2), -2, 2)
+        moved = False
         for _ in range(4):
             na, nb = a * np.exp(d1), b * np.exp(d2)
             conc = np.log(na + nb)
@@ -278,10 +309,13 @@ def _newton(A, B, N, a, b, steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
             na, nb = na * np.exp(shift), nb * np.exp(shift)
             new = _log_likelihood(A, B, N, na, nb)
             up = new > ll
+            moved = moved or bool(up.any())
             a, b, ll = np.where(up, na, a), np.where(up, nb, b), np.where(up, new, ll)
             if up.all():
                 break
             d1, d2 = np.where(up, 0.0, d1 / 2), np.where(up, 0.0, d2 / 2)
+        if not moved:  # no fit moved: every later step starts where this one did and would end the same
+            break
     return a, b
 
 
@@ -300,7 +334,7 @@ def resampled_priors(passes: np.ndarray, rollouts: np.ndarray, start: RatePrior,
     a, b = np.full(draws, start.a), np.full(draws, start.b)
     zero, one = np.full(draws, start.zero), np.full(draws, start.one)
     if start.model == "beta":
-        a, b = _newton(picks @ pa, picks @ pb, picks @ pn, a, b)
+        a, b = _newton(*_tail_counts(picks, pairs, pa.shape[1]), a, b)
     else:
         a, b, zero, one, _ = _fit_masses(picks, pa, pb, pn, pairs[:, 0] == 0, pairs[:, 0] == pairs[:, 1], a, b,
                                          zero, one, D.PRIOR_RESAMPLE_ITERATIONS)
