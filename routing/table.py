@@ -8,7 +8,7 @@ the same rows (as `route` does) builds it once.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -263,25 +263,6 @@ def samplers_of(rows: GradedRows) -> tuple[np.ndarray, list[str]]:
         if remap[code] == len(out_names):
             out_names.append(label)
     return np.where(named, remap[np.maximum(rows.model, 0)], -1).astype(np.int32), out_names
-
-
-def share_table(rows: GradedRows, part: GradedRows, codes: list[int], pass_threshold: float) -> None:
-    """Keep on `part` (rows.subset of every row of the model codes `codes`) its table cut from the table of `rows`:
-    those samplers' groups, so rows of rollouts are tabled once. It is the table build_table gives `part` wherever
-    no checkpoints are pooled into one sampler (samplers_of) in either; the sums build_table leaves out where no
-    group needs them are left out as it leaves them (a non-binary reward's square, unstated tokens). Else, and for
-    a summary (whose entries are its groups already: summary_table takes them as they are), nothing is kept."""
-    if rows.counts is not None:
-        return
-    whole = table_of(rows, pass_threshold)
-    if whole.model_names != rows.model_names or samplers_of(part)[0] is not part.model:
-        return
-    t = whole.select(np.isin(whole.model, codes))
-    if whole.n_nonbinary and not t.n_nonbinary:  # every grade 0 or 1: the sum of squares is the sum
-        t = replace(t, reward_sq=t.reward_sum)
-    if part.tokens is None and not t.tokens_n.any():
-        t = replace(t, tokens_sum=np.zeros(len(t)))
-    part._tables[("table", float(pass_threshold))] = replace(t, rows=part)
 
 
 def table_of(rows: GradedRows, pass_threshold: float) -> Table:

@@ -26,7 +26,7 @@ from ..after_training import Frozen, check_freeze, freeze, pool_step
 from ..shared import rows_arguments
 from ..readers import as_rows
 from ..rows import GradedRows, RowsLike
-from ..table import Table, share_table, table_of
+from ..table import Table, table_of
 from ..verdicts import NextStep, OnPolicy, Route, TraceStep
 from .options import RouteOptions
 
@@ -69,7 +69,7 @@ class Asked:
             check_freeze(o.freeze, write_roots)
         all_rows = as_rows(rows, fields=fields)
         t_given = as_rows(teacher_rows, what="teacher_rows", fields=fields) if teacher_rows is not None else None
-        own, others = split_samplers(all_rows, o.model, o.pass_threshold)
+        own, others = split_samplers(all_rows, o.model)
         full = table_of(own, o.pass_threshold)
         args, needs = rows_arguments(all_rows)
         if o.model:
@@ -160,11 +160,9 @@ class Asked:
                      n_tasks=self.g.n_tasks, **extra)
 
 
-def split_samplers(rows: GradedRows, model: str | None,
-                   pass_threshold: float | None = None) -> tuple[GradedRows, dict[str, GradedRows]]:
+def split_samplers(rows: GradedRows, model: str | None) -> tuple[GradedRows, dict[str, GradedRows]]:
     """The trained model's own rows (and older copies of it), and each other sampler's rows, when the file holds
-    both; else all rows and no others. Groups of different samplers are never pooled either way. With
-    `pass_threshold`, each part keeps its table cut from the rows' own (table.share_table): tabled once."""
+    both; else all rows and no others. Groups of different samplers are never pooled either way."""
     if not model or len(rows.model_names) < 2:
         return rows, {}
     kinds, _ = sampler_kinds(rows, model)
@@ -172,10 +170,5 @@ def split_samplers(rows: GradedRows, model: str | None,
     others = [c for c, k in kinds.items() if k == "other"]
     if not mine or not others:
         return rows, {}
-    parts = {tuple(mine): rows.subset(np.isin(rows.model, mine))}
-    parts.update({(c,): rows.subset(rows.model == c) for c in others})
-    if pass_threshold is not None:
-        for codes, part in parts.items():
-            share_table(rows, part, list(codes), pass_threshold)
-    own = parts.pop(tuple(mine))
-    return own, {rows.model_names[c]: part for (c,), part in parts.items()}
+    own = np.isin(rows.model, mine)
+    return rows.subset(own), {rows.model_names[c]: rows.subset(rows.model == c) for c in others}
